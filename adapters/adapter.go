@@ -1,0 +1,197 @@
+package adapters
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+	"time"
+	"unicode/utf16"
+	"unicode/utf8"
+
+	"github.com/heraldgw/herald"
+)
+
+// Adapter is one platform connection.
+type Adapter interface {
+	// Platform is the platform's name ("telegram", …).
+	Platform() herald.Platform
+	// Run connects and serves until ctx ends, handing inbound messages to
+	// sink. It returns nil on a clean stop; a *FatalError when it cannot
+	// go on (the gateway does not restart it).
+	Run(ctx context.Context, sink Sink) error
+	// Send delivers one message (already formatted and split to Limits).
+	Send(ctx context.Context, to herald.Target, m Outgoing) (Sent, error)
+	// Limits declares the platform's message size rule.
+	Limits() Limits
+}
+
+// Outgoing is one message to send.
+type Outgoing struct {
+	Text string
+	// Plain asks for no markup (the retry after a formatting failure).
+	Plain bool
+	// ReplyTo is a platform message id to reply to, if any.
+	ReplyTo string
+	// Cause is the id of the inbound message this one answers ("" for
+	// notices); the local platform uses it to return replies to the
+	// request that caused them.
+	Cause string
+	// Part and Parts number a split message (1-based).
+	Part, Parts int
+}
+
+// Sent is what the platform said about a sent message.
+type Sent struct {
+	MessageID string
+}
+
+// Limits is a platform's message size rule.
+type Limits struct {
+	// MaxLength is the longest text one message may carry; 0 means no
+	// limit.
+	MaxLength int
+	// Count measures text the way the platform does; nil counts runes.
+	Count func(string) int
+}
+
+// Len measures s by the limit's rule.
+func (l Limits) Len(s string) int {
+	if l.Count != nil {
+		return l.Count(s)
+	}
+	return utf8.RuneCountInString(s)
+}
+
+// UTF16Len counts UTF-16 code units, as Telegram does.
+func UTF16Len(s string) int {
+	n := 0
+	for _, r := range s {
+		n += utf16.RuneLen(r)
+	}
+	return n
+}
+
+// Editor is implemented by adapters that can edit a sent message (for
+// streamed replies).
+type Editor interface {
+	Edit(ctx context.Context, to herald.Target, messageID, text string) error
+}
+
+// Typer is implemented by adapters that can show a typing indicator.
+type Typer interface {
+	Typing(ctx context.Context, to herald.Target) error
+}
+
+// Healther is implemented by adapters that report their connection state
+// ("connected", "connecting", "reconnecting", "failed: …").
+type Healther interface {
+	Health() string
+}
+
+// HomeChanneler is implemented by adapters that know their platform's home
+// channel (the target of a bare "platform" address).
+type HomeChanneler interface {
+	HomeChannel() string
+}
+
+// Sink receives inbound messages; the gateway implements it.
+type Sink interface {
+	// Receive hands a message to the gateway and returns at once; the
+	// Receipt reports how its handling ended.
+	Receive(ctx context.Context, m herald.Message) *Receipt
+}
+
+// Status values of a handled message.
+const (
+	StatusDone          = "done"
+	StatusSkipped       = "skipped"
+	StatusQueued        = "queued"
+	StatusInterrupted   = "interrupted"
+	StatusAwaitingInput = "awaiting_input"
+	StatusPending       = "pending"
+)
+
+// Outcome is how the gateway finished with one inbound message.
+type Outcome struct {
+	Status    string
+	SessionID string
+	Err       error
+}
+
+// Receipt is resolved once, when the gateway is done with a message
+// (after the replies it caused were sent).
+type Receipt struct {
+	once    sync.Once
+	done    chan struct{}
+	outcome Outcome
+}
+
+// NewReceipt returns an unresolved receipt.
+func NewReceipt() *Receipt { return &Receipt{done: make(chan struct{})} }
+
+// Resolved returns a receipt already resolved with o.
+func Resolved(o Outcome) *Receipt {
+	r := NewReceipt()
+	r.Resolve(o)
+	return r
+}
+
+// Resolve sets the outcome; later calls do nothing.
+func (r *Receipt) Resolve(o Outcome) {
+	r.once.Do(func() {
+		r.outcome = o
+		close(r.done)
+	})
+}
+
+// Done is closed when the receipt is resolved.
+func (r *Receipt) Done() <-chan struct{} { return r.done }
+
+// Outcome returns the outcome (zero until Done).
+func (r *Receipt) Outcome() Outcome {
+	select {
+	case <-r.done:
+		return r.outcome
+	default:
+		return Outcome{Status: StatusPending}
+	}
+}
+
+// RetryAfterError is a rate limit: retry after After.
+type RetryAfterError struct {
+	After time.Duration
+	Err   error
+}
+
+func (e *RetryAfterError) Error() string {
+	return fmt.Sprintf("rate limited (retry after %s): %v", e.After, e.Err)
+}
+func (e *RetryAfterError) Unwrap() error { return e.Err }
+
+// TemporaryError is a network failure worth retrying.
+type TemporaryError struct{ Err error }
+
+func (e *TemporaryError) Error() string { return "temporary: " + e.Err.Error() }
+func (e *TemporaryError) Unwrap() error { return e.Err }
+
+// FatalError stops an adapter for good (an invalid token, say). Msg is a
+// sentence for the user, e.g. naming the token to check.
+type FatalError struct {
+	Msg string
+	Err error
+}
+
+func (e *FatalError) Error() string {
+	if e.Err == nil {
+		return e.Msg
+	}
+	return e.Msg + ": " + e.Err.Error()
+}
+func (e *FatalError) Unwrap() error { return e.Err }
+
+// IsFatal reports whether err is a *FatalError.
+func IsFatal(err error) bool {
+	var f *FatalError
+	return errors.As(err, &f)
+}

@@ -1,0 +1,14 @@
+// Package adapters defines what a platform connector is: an Adapter that
+// runs until its context ends, hands inbound messages to a Sink and sends
+// what the gateway gives it. Adapters only translate. Dedup, auth,
+// formatting and splitting, retries, rate limits and per-chat queues live
+// once, in the gateway.
+//
+// Optional capabilities (editing a sent message, a typing indicator, a
+// health state) are separate interfaces found by type assertion.
+//
+// Errors from Send tell the gateway what to do: *RetryAfterError (a rate
+// limit: wait, then retry), *TemporaryError (network: retry with backoff),
+// *FatalError (bad token: stop this adapter), anything else (the platform
+// refused this message: try plain text, then give up).
+package adapters

@@ -1,0 +1,179 @@
+package cmd
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/heraldgw/herald"
+	"github.com/heraldgw/herald/adapters"
+	"github.com/heraldgw/herald/adapters/local"
+	"github.com/heraldgw/herald/config"
+	"github.com/heraldgw/herald/gateway"
+	"github.com/heraldgw/herald/hooks"
+	"github.com/heraldgw/herald/sessions"
+)
+
+// platformBuilder builds one platform's adapter from the configuration;
+// ok is false when the platform is not configured. Each platform adds
+// itself to platformBuilders in its own file.
+type platformBuilder func(a *app) (ad adapters.Adapter, ok bool, err error)
+
+var platformBuilders []platformBuilder
+
+// gatewayHooks are started with the gateway after the registry exists
+// (directory hooks, shell hooks, BOOT.md, cron); each returns a stop
+// function. Files register them in init.
+type gatewayHook func(ctx context.Context, a *app, g *gatewayParts) (stop func(), err error)
+
+var gatewayHooks []gatewayHook
+
+// gatewayParts is what gatewayHooks may use.
+type gatewayParts struct {
+	runner *gateway.Runner
+	local  *local.Adapter
+}
+
+func (e *env) gateway(ctx context.Context, args []string) error {
+	fs := e.flags("gateway")
+	acceptHooks := fs.Bool("accept-hooks", false, "consent to every configured shell hook")
+	if _, err := parse(fs, args); err != nil {
+		return err
+	}
+	if *acceptHooks {
+		e.acceptHooks = true
+	}
+	a, err := e.newApp(appOptions{logToFile: true})
+	if err != nil {
+		return err
+	}
+	defer a.close()
+	lock, err := lockGateway(a.home)
+	if err != nil {
+		return err
+	}
+	defer lock.release()
+
+	if a.endpoint.Offline {
+		a.log.Warn("no model credentials configured: using the offline echo model, which repeats what it is told (say \"run: <command>\" to see it call the terminal tool). Set OPENAI_API_KEY, and OPENAI_BASE_URL or model.base_url for another endpoint, to use a real model.")
+	} else {
+		a.log.Info("model", "model", a.endpoint.Model, "base_url", a.endpoint.BaseURL)
+	}
+
+	token, err := localToken(a.home)
+	if err != nil {
+		return err
+	}
+	a.redactor.Add(token)
+	runnerReady := make(chan *gateway.Runner, 1)
+	var runner *gateway.Runner
+	lc := a.cfg.Platforms.Local
+	addrFile := filepath.Join(a.home, "local.addr")
+	loc := local.New(local.Config{
+		Listen: lc.Listen, Token: token, AllowedHosts: lc.AllowedHosts, MaxMessageLength: lc.MaxMessageLength, Log: a.log.With("platform", "local"),
+		Events: func(fn func(string, any)) func() {
+			return a.hooks.Subscribe(hooks.Subscription{Name: "local /v1/events", Attach: hooks.AttachInternal, Events: []string{"*"}, QueueSize: 8192,
+				Handler: func(ctx context.Context, ev hooks.Event) (any, error) { fn(ev.Name, ev.Payload); return nil, nil }})
+		},
+		Health: func() map[string]string {
+			select {
+			case r := <-runnerReady:
+				runnerReady <- r
+				return r.Health()
+			default:
+				return map[string]string{"local": "starting"}
+			}
+		},
+		OnListen: func(addr string) {
+			os.WriteFile(addrFile, []byte(addr+"\n"), 0o600)
+			fmt.Fprintf(e.stdout, "herald gateway: local platform listening on http://%s\n", addr)
+			fmt.Fprintf(e.stdout, "  token: %s\n", filepath.Join(a.home, "local.token"))
+			fmt.Fprintf(e.stdout, "  try:   curl -s -H \"Authorization: Bearer $(cat %s)\" -d '{\"chat_id\":\"c1\",\"user_id\":\"u1\",\"text\":\"hi\"}' http://%s/v1/messages\n", filepath.Join(a.home, "local.token"), addr)
+			a.log.Info("local platform listening", "addr", addr)
+		},
+	})
+	ads := []adapters.Adapter{loc}
+	for _, b := range platformBuilders {
+		ad, ok, err := b(a)
+		if err != nil {
+			return err
+		}
+		if ok {
+			ads = append(ads, ad)
+		}
+	}
+	runner = gateway.New(gatewayConfig(a, ads))
+	runnerReady <- runner
+
+	runCtx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	parts := &gatewayParts{runner: runner, local: loc}
+	var stops []func()
+	for _, gh := range gatewayHooks {
+		stop, err := gh(runCtx, a, parts)
+		if err != nil {
+			for _, s := range stops {
+				s()
+			}
+			return err
+		}
+		if stop != nil {
+			stops = append(stops, stop)
+		}
+	}
+	err = runner.Run(runCtx)
+	for i := len(stops) - 1; i >= 0; i-- {
+		stops[i]()
+	}
+	dctx, dcancel := context.WithTimeout(context.Background(), 5*time.Second)
+	a.closeHooks(dctx)
+	dcancel()
+	os.Remove(addrFile)
+	a.log.Info("gateway stopped")
+	return err
+}
+
+// gatewayConfig builds the Runner's configuration from herald's.
+func gatewayConfig(a *app, ads []adapters.Adapter) gateway.Config {
+	c := a.cfg
+	auth := map[herald.Platform]gateway.PlatformAuth{}
+	add := func(p herald.Platform, cm config.Common, trust bool) {
+		auth[p] = gateway.PlatformAuth{
+			AllowedUsers: cm.AllowedUsers, UnauthorizedDM: firstNonEmpty(cm.UnauthorizedDM, c.UnauthorizedDM),
+			TrustAll: trust, HomeChannel: cm.HomeChannel, RequireMention: config.On(cm.RequireMention, true),
+		}
+	}
+	add(herald.PlatformLocal, c.Platforms.Local.Common, true)
+	add(herald.PlatformTelegram, c.Platforms.Telegram.Common, false)
+	add(herald.PlatformDiscord, c.Platforms.Discord.Common, false)
+	add(herald.PlatformSlack, c.Platforms.Slack.Common, false)
+	add(herald.PlatformCLI, config.Common{}, true)
+	return gateway.Config{
+		Adapters: ads, Store: a.store, Hooks: a.hooks, Agent: a.agent, Redactor: a.redactor, Log: a.log.With("component", "gateway"),
+		Keys:          sessions.KeyOptions{GroupPerUser: config.On(c.GroupSessionsPerUser, true)},
+		BusyMode:      c.BusyMode(),
+		Auth:          auth,
+		AllowAllUsers: truthy(a.e.getenv("GATEWAY_ALLOW_ALL_USERS")),
+		ShutdownGrace: c.ShutdownGrace.D(),
+	}
+}
+
+func truthy(s string) bool {
+	switch strings.ToLower(strings.TrimSpace(s)) {
+	case "1", "true", "yes", "on":
+		return true
+	}
+	return false
+}
+
+func firstNonEmpty(s ...string) string {
+	for _, x := range s {
+		if x != "" {
+			return x
+		}
+	}
+	return ""
+}

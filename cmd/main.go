@@ -1,0 +1,230 @@
+package cmd
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"strings"
+	"syscall"
+
+	"github.com/heraldgw/herald/config"
+	"github.com/heraldgw/herald/hooks"
+)
+
+// Version is herald's version, set at build time with -ldflags.
+var Version = "0.1.0-dev"
+
+// Option changes how Main runs.
+type Option func(*env)
+
+// WithPlugins compiles Go plugins into this herald.
+func WithPlugins(p ...hooks.Plugin) Option {
+	return func(e *env) { e.plugins = append(e.plugins, p...) }
+}
+
+// WithStdio replaces standard input, output and error (tests).
+func WithStdio(in io.Reader, out, errw io.Writer) Option {
+	return func(e *env) { e.stdin, e.stdout, e.stderr = in, out, errw }
+}
+
+// WithGetenv replaces the environment lookup (tests).
+func WithGetenv(fn func(string) string) Option {
+	return func(e *env) { e.getenv = fn }
+}
+
+// WithSignals makes Main stop on SIGINT/SIGTERM (a second signal exits at
+// once). cmd/herald sets it; tests cancel the context instead.
+func WithSignals() Option { return func(e *env) { e.signals = true } }
+
+type env struct {
+	plugins []hooks.Plugin
+	stdin   io.Reader
+	stdout  io.Writer
+	stderr  io.Writer
+	getenv  func(string) string
+	signals bool
+	home    string
+	// acceptHooks is --accept-hooks: consent to every configured shell hook.
+	acceptHooks bool
+	// interactive is set for herald chat on a terminal: consent may be asked.
+	interactive bool
+}
+
+// usageError is a mistake in the command line (exit status 2).
+type usageError struct{ msg string }
+
+func (e *usageError) Error() string { return e.msg }
+
+func usagef(format string, a ...any) error { return &usageError{fmt.Sprintf(format, a...)} }
+
+const usage = `herald — a chat gateway for your own assistant bot
+
+Usage:
+  herald [--home DIR] <command> [flags]
+
+Commands:
+  gateway              run the gateway (all configured platforms)
+  chat [-q TEXT]       talk to the agent in this terminal
+  sessions list        list stored sessions
+  hooks <subcommand>   list, test, allow, revoke and check hooks
+  logs [--follow]      show the gateway log
+  version              print the version
+
+Every command takes --home DIR (default $HERALD_HOME, else ~/.herald).
+`
+
+// Main runs herald with args (without the program name) and returns the
+// exit status.
+func Main(ctx context.Context, args []string, opts ...Option) int {
+	e := &env{stdin: os.Stdin, stdout: os.Stdout, stderr: os.Stderr, getenv: os.Getenv}
+	for _, o := range opts {
+		o(e)
+	}
+	if e.signals {
+		var stop context.CancelFunc
+		ctx, stop = signalContext(ctx, e.stderr)
+		defer stop()
+	}
+	err := e.run(ctx, args)
+	if err == nil {
+		return 0
+	}
+	var ue *usageError
+	var ce *config.Error
+	switch {
+	case errors.Is(err, flag.ErrHelp):
+		return 0
+	case errors.As(err, &ue):
+		fmt.Fprintf(e.stderr, "herald: %s\n\n%s", ue.msg, usage)
+		return 2
+	case errors.As(err, &ce):
+		fmt.Fprintf(e.stderr, "herald: %s\n", ce)
+		return 2
+	}
+	var ex *exitError
+	if errors.As(err, &ex) {
+		if ex.msg != "" {
+			fmt.Fprintf(e.stderr, "herald: %s\n", ex.msg)
+		}
+		return ex.code
+	}
+	fmt.Fprintf(e.stderr, "herald: %v\n", err)
+	return 1
+}
+
+// exitError carries a specific exit status.
+type exitError struct {
+	code int
+	msg  string
+}
+
+func (e *exitError) Error() string { return e.msg }
+
+func signalContext(parent context.Context, errw io.Writer) (context.Context, context.CancelFunc) {
+	ctx, cancel := context.WithCancel(parent)
+	ch := make(chan os.Signal, 2)
+	signal.Notify(ch, syscall.SIGINT, syscall.SIGTERM)
+	go func() {
+		n := 0
+		for {
+			select {
+			case <-ch:
+				n++
+				if n == 1 {
+					fmt.Fprintln(errw, "herald: stopping (press Ctrl-C again to exit at once)")
+					cancel()
+					continue
+				}
+				fmt.Fprintln(errw, "herald: exiting now")
+				os.Exit(130)
+			case <-parent.Done():
+				return
+			}
+		}
+	}()
+	return ctx, func() { signal.Stop(ch); cancel() }
+}
+
+func (e *env) run(ctx context.Context, args []string) error {
+	// global --home before the command
+	for len(args) > 0 && strings.HasPrefix(args[0], "-") {
+		switch {
+		case args[0] == "--home" || args[0] == "-home":
+			if len(args) < 2 {
+				return usagef("--home needs a directory")
+			}
+			e.home, args = args[1], args[2:]
+		case strings.HasPrefix(args[0], "--home="):
+			e.home, args = strings.TrimPrefix(args[0], "--home="), args[1:]
+		case args[0] == "-h" || args[0] == "--help" || args[0] == "help":
+			fmt.Fprint(e.stdout, usage)
+			return nil
+		case args[0] == "--version":
+			args = []string{"version"}
+		default:
+			return usagef("unknown flag %s", args[0])
+		}
+	}
+	if len(args) == 0 {
+		fmt.Fprint(e.stderr, usage)
+		return &exitError{code: 2}
+	}
+	cmd, rest := args[0], args[1:]
+	switch cmd {
+	case "gateway":
+		return e.gateway(ctx, rest)
+	case "chat":
+		return e.chat(ctx, rest)
+	case "sessions":
+		return e.sessions(ctx, rest)
+	case "hooks":
+		return e.hooksCmd(ctx, rest)
+	case "logs":
+		return e.logs(ctx, rest)
+	case "version":
+		fmt.Fprintf(e.stdout, "herald %s\n", Version)
+		return nil
+	case "help":
+		fmt.Fprint(e.stdout, usage)
+		return nil
+	}
+	if fn, ok := extraCommands[cmd]; ok {
+		return fn(ctx, e, rest)
+	}
+	return usagef("unknown command %q", cmd)
+}
+
+// extraCommands are subcommands that live in their own files (cron, boot,
+// pairing), registered by those files' init.
+var extraCommands = map[string]func(ctx context.Context, e *env, args []string) error{}
+
+// flags returns a FlagSet for a subcommand with --home on it.
+func (e *env) flags(name string) *flag.FlagSet {
+	fs := flag.NewFlagSet("herald "+name, flag.ContinueOnError)
+	fs.SetOutput(e.stderr)
+	fs.StringVar(&e.home, "home", e.home, "herald home directory")
+	return fs
+}
+
+// parse parses flags, allowing them after positional arguments too.
+func parse(fs *flag.FlagSet, args []string) ([]string, error) {
+	var pos []string
+	for {
+		if err := fs.Parse(args); err != nil {
+			if errors.Is(err, flag.ErrHelp) {
+				return nil, err
+			}
+			return nil, usagef("%v", err)
+		}
+		args = fs.Args()
+		if len(args) == 0 {
+			return pos, nil
+		}
+		pos = append(pos, args[0])
+		args = args[1:]
+	}
+}

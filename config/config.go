@@ -1,0 +1,270 @@
+package config
+
+import (
+	"fmt"
+	"strconv"
+	"strings"
+	"time"
+
+	"go.yaml.in/yaml/v3"
+)
+
+// Config is herald's settings. Field tags are the config.yaml keys.
+type Config struct {
+	Model     Model     `yaml:"model"`
+	Platforms Platforms `yaml:"platforms"`
+	Agent     Agent     `yaml:"agent"`
+
+	// BusyInputMode is interrupt|queue; Hermes' display.busy_input_mode is
+	// read too.
+	BusyInputMode string  `yaml:"busy_input_mode"`
+	Display       Display `yaml:"display"`
+
+	// UnauthorizedDM is pair|ignore; empty means "pair unless the platform
+	// has an allowlist".
+	UnauthorizedDM       string       `yaml:"unauthorized_dm"`
+	Approvals            Approvals    `yaml:"approvals"`
+	SessionReset         SessionReset `yaml:"session_reset"`
+	GroupSessionsPerUser *bool        `yaml:"group_sessions_per_user"`
+	Boot                 Boot         `yaml:"boot"`
+	Cron                 Cron         `yaml:"cron"`
+	Logging              Logging      `yaml:"logging"`
+	ShutdownGrace        Duration     `yaml:"shutdown_grace"`
+
+	// Hooks is the raw hooks: block (Hermes' shell-hook format plus
+	// herald's reserved sub-keys); the hooks package parses it.
+	Hooks *yaml.Node `yaml:"hooks"`
+	// HooksAutoAccept is kept raw: only true or the strings 1/true/yes/on
+	// are consent, never an integer.
+	HooksAutoAccept *yaml.Node `yaml:"hooks_auto_accept"`
+
+	// Filled by Load, not from YAML.
+	Home    string            `yaml:"-"`
+	Secrets map[string]string `yaml:"-"` // name → value, for redaction and scrubbing
+	Env     map[string]string `yaml:"-"` // .env values, merged under the process environment
+}
+
+// Model is the LLM endpoint. In YAML it is either a string (the model
+// name) or a mapping, as in Hermes.
+type Model struct {
+	Name          string `yaml:"default"`
+	BaseURL       string `yaml:"base_url"`
+	APIKey        string `yaml:"api_key"`
+	Provider      string `yaml:"provider"`
+	ContextWindow int    `yaml:"context_window"`
+	MaxTokens     int    `yaml:"max_tokens"`
+}
+
+// UnmarshalYAML accepts `model: name` and `model: {default|model: name, …}`.
+func (m *Model) UnmarshalYAML(n *yaml.Node) error {
+	switch n.Kind {
+	case yaml.ScalarNode:
+		if n.Tag == "!!null" {
+			return nil
+		}
+		m.Name = n.Value
+		return nil
+	case yaml.MappingNode:
+		type plain Model
+		var p struct {
+			plain `yaml:",inline"`
+			Alt   string `yaml:"model"`
+		}
+		p.plain = plain(*m)
+		if err := n.Decode(&p); err != nil {
+			return err
+		}
+		*m = Model(p.plain)
+		if m.Name == "" && p.Alt != "" {
+			m.Name = p.Alt
+		}
+		return nil
+	}
+	return &yaml.TypeError{Errors: []string{fmt.Sprintf("line %d: model must be a name or a mapping", n.Line)}}
+}
+
+// Platforms holds each platform's settings.
+type Platforms struct {
+	Local    Local    `yaml:"local"`
+	Telegram Telegram `yaml:"telegram"`
+	Discord  Discord  `yaml:"discord"`
+	Slack    Slack    `yaml:"slack"`
+}
+
+// Common is what every platform shares.
+type Common struct {
+	AllowedUsers   []string `yaml:"allowed_users"`
+	UnauthorizedDM string   `yaml:"unauthorized_dm"`
+	HomeChannel    string   `yaml:"home_channel"`
+	// RequireMention: in groups, answer only when mentioned or replied to.
+	RequireMention *bool `yaml:"require_mention"`
+	DisabledTools  []string `yaml:"disabled_tools"`
+}
+
+// Local is the built-in HTTP platform.
+type Local struct {
+	Common           `yaml:",inline"`
+	Listen           string   `yaml:"listen"`
+	AllowedHosts     []string `yaml:"allowed_hosts"`
+	MaxMessageLength int      `yaml:"max_message_length"`
+}
+
+// Telegram settings. The token comes from TELEGRAM_BOT_TOKEN.
+type Telegram struct {
+	Common        `yaml:",inline"`
+	Enabled       *bool  `yaml:"enabled"`
+	Token         string `yaml:"token"`
+	APIEndpoint   string `yaml:"api_endpoint"`
+	WebhookURL    string `yaml:"webhook_url"`
+	WebhookListen string `yaml:"webhook_listen"`
+	WebhookSecret string `yaml:"webhook_secret"`
+	PollTimeout   int    `yaml:"poll_timeout"`
+}
+
+// Discord settings. The token comes from DISCORD_BOT_TOKEN.
+type Discord struct {
+	Common  `yaml:",inline"`
+	Enabled *bool  `yaml:"enabled"`
+	Token   string `yaml:"token"`
+	APIBase string `yaml:"api_base"`
+}
+
+// Slack settings. Tokens come from SLACK_BOT_TOKEN and SLACK_APP_TOKEN.
+type Slack struct {
+	Common        `yaml:",inline"`
+	Enabled       *bool  `yaml:"enabled"`
+	BotToken      string `yaml:"bot_token"`
+	AppToken      string `yaml:"app_token"`
+	SigningSecret string `yaml:"signing_secret"`
+	APIURL        string `yaml:"api_url"`
+	// Mode is socket (Socket Mode) or events (Events API over HTTP).
+	Mode         string `yaml:"mode"`
+	EventsListen string `yaml:"events_listen"`
+}
+
+// Agent settings.
+type Agent struct {
+	MaxIterations int      `yaml:"max_iterations"`
+	Workdir       string   `yaml:"workdir"`
+	AllowedPaths  []string `yaml:"allowed_paths"`
+	DisabledTools []string `yaml:"disabled_tools"`
+	SystemPrompt  string   `yaml:"system_prompt"`
+	ToolTimeout   Duration `yaml:"tool_timeout"`
+}
+
+// Display mirrors Hermes' display block for the keys herald reads.
+type Display struct {
+	BusyInputMode string `yaml:"busy_input_mode"`
+}
+
+// Approvals for dangerous commands.
+type Approvals struct {
+	Mode    string   `yaml:"mode"` // ask|off|yolo
+	Timeout Duration `yaml:"timeout"`
+}
+
+// SessionReset is the automatic reset policy.
+type SessionReset struct {
+	Mode        string `yaml:"mode"` // daily|idle|both|none
+	AtHour      int    `yaml:"at_hour"`
+	IdleMinutes int    `yaml:"idle_minutes"`
+	Notify      *bool  `yaml:"notify"`
+}
+
+// Boot is the BOOT.md startup checklist.
+type Boot struct {
+	Enabled *bool `yaml:"enabled"`
+}
+
+// Cron is the scheduler.
+type Cron struct {
+	MaxParallelJobs int   `yaml:"max_parallel_jobs"`
+	WrapResponse    *bool `yaml:"wrap_response"`
+}
+
+// Logging settings.
+type Logging struct {
+	Level string `yaml:"level"`
+}
+
+// Duration reads "30s", "5m" or a bare number of seconds.
+type Duration time.Duration
+
+func (d *Duration) UnmarshalYAML(n *yaml.Node) error {
+	if n.Kind != yaml.ScalarNode {
+		return &yaml.TypeError{Errors: []string{fmt.Sprintf("line %d: expected a duration such as 30s", n.Line)}}
+	}
+	v := strings.TrimSpace(n.Value)
+	if secs, err := strconv.ParseFloat(v, 64); err == nil {
+		*d = Duration(secs * float64(time.Second))
+		return nil
+	}
+	p, err := time.ParseDuration(v)
+	if err != nil {
+		return &yaml.TypeError{Errors: []string{fmt.Sprintf("line %d: %q is not a duration (use e.g. 30s or 5m)", n.Line, v)}}
+	}
+	*d = Duration(p)
+	return nil
+}
+
+// D returns the time.Duration.
+func (d Duration) D() time.Duration { return time.Duration(d) }
+
+// On reports whether an optional switch is on, with def when unset.
+func On(b *bool, def bool) bool {
+	if b == nil {
+		return def
+	}
+	return *b
+}
+
+// BusyMode returns the effective busy_input_mode.
+func (c *Config) BusyMode() string {
+	if c.BusyInputMode != "" && c.BusyInputMode != DefaultBusyInputMode {
+		return c.BusyInputMode
+	}
+	if c.Display.BusyInputMode != "" {
+		return c.Display.BusyInputMode
+	}
+	return c.BusyInputMode
+}
+
+// Endpoint is the resolved model endpoint: the one answer to "which
+// model, where, with which key" that the gateway, herald chat, cron and
+// BOOT.md all use.
+type Endpoint struct {
+	Model         string
+	BaseURL       string
+	APIKey        string
+	Provider      string
+	ContextWindow int
+	MaxTokens     int
+	// Offline is set when no credentials are configured: the built-in echo
+	// model answers instead.
+	Offline bool
+}
+
+// ResolveModel returns the endpoint for the configured model.
+// Credentials come from model.api_key / OPENAI_API_KEY; a base URL alone
+// (a local server that needs no key) is enough to leave offline mode.
+func (c *Config) ResolveModel() Endpoint {
+	e := Endpoint{
+		Model: c.Model.Name, BaseURL: c.Model.BaseURL, APIKey: c.Model.APIKey,
+		Provider: c.Model.Provider, ContextWindow: c.Model.ContextWindow, MaxTokens: c.Model.MaxTokens,
+	}
+	if e.Model == "" {
+		e.Model = DefaultModelName
+	}
+	if e.APIKey == "" && e.BaseURL == "" {
+		e.Offline = true
+		e.Model = "echo"
+		e.Provider = "offline"
+	}
+	if e.BaseURL == "" && !e.Offline {
+		e.BaseURL = "https://api.openai.com/v1"
+	}
+	if e.Provider == "" {
+		e.Provider = "openai-compatible"
+	}
+	return e
+}

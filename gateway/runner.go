@@ -1,0 +1,240 @@
+package gateway
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"math/rand/v2"
+	"runtime/debug"
+	"sort"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/heraldgw/herald"
+	"github.com/heraldgw/herald/adapters"
+	"github.com/heraldgw/herald/agent"
+	"github.com/heraldgw/herald/hooks"
+	"github.com/heraldgw/herald/sessions"
+)
+
+// PlatformAuth is one platform's access rule.
+type PlatformAuth struct {
+	// AllowedUsers may contain "*". Empty means no allowlist.
+	AllowedUsers []string
+	// UnauthorizedDM is pair|ignore ("" = pair without an allowlist,
+	// ignore with one).
+	UnauthorizedDM string
+	// TrustAll lets every user in (the local platform, whose token holder
+	// is trusted, unless it has an allowlist).
+	TrustAll bool
+	// HomeChannel is where a bare "platform" target delivers.
+	HomeChannel string
+	// RequireMention: in groups, only messages that mention (or reply to)
+	// the bot start turns.
+	RequireMention bool
+}
+
+// Config wires a Runner.
+type Config struct {
+	Adapters []adapters.Adapter
+	Store    *sessions.Store
+	Hooks    *hooks.Registry
+	Agent    *agent.Agent
+	Redactor *herald.Redactor
+	Log      *slog.Logger
+
+	Keys          sessions.KeyOptions
+	BusyMode      string // interrupt|queue
+	Auth          map[herald.Platform]PlatformAuth
+	AllowAllUsers bool // GATEWAY_ALLOW_ALL_USERS
+	// UnauthorizedDM is the global default (pair|ignore|"").
+	UnauthorizedDM string
+	ShutdownGrace  time.Duration
+	// HistoryLimit is how many stored messages a turn loads (default 200).
+	HistoryLimit int
+	Now          func() time.Time
+}
+
+// Runner is the gateway.
+type Runner struct {
+	cfg      Config
+	log      *slog.Logger
+	hooks    *hooks.Registry
+	store    *sessions.Store
+	adapters map[herald.Platform]adapters.Adapter
+	order    []herald.Platform
+
+	mu    sync.Mutex
+	chats map[string]*chat
+
+	dedup *dedup
+
+	accepting  atomic.Bool
+	turns      sync.WaitGroup
+	health     sync.Map // platform → string
+	startedAt  time.Time
+	baseCtx    context.Context
+	cancelBase context.CancelFunc
+}
+
+var (
+	_ adapters.Sink             = (*Runner)(nil)
+	_ herald.Deliverer          = (*Runner)(nil)
+	_ herald.Replier            = (*Runner)(nil)
+	_ herald.TranscriptAppender = (*Runner)(nil)
+)
+
+// New builds a Runner; nothing runs until Run.
+func New(cfg Config) *Runner {
+	if cfg.Log == nil {
+		cfg.Log = slog.New(slog.DiscardHandler)
+	}
+	if cfg.Now == nil {
+		cfg.Now = time.Now
+	}
+	if cfg.HistoryLimit <= 0 {
+		cfg.HistoryLimit = 200
+	}
+	if cfg.ShutdownGrace <= 0 {
+		cfg.ShutdownGrace = 10 * time.Second
+	}
+	if cfg.BusyMode == "" {
+		cfg.BusyMode = "interrupt"
+	}
+	r := &Runner{
+		cfg: cfg, log: cfg.Log, hooks: cfg.Hooks, store: cfg.Store,
+		adapters: map[herald.Platform]adapters.Adapter{}, chats: map[string]*chat{},
+		dedup: newDedup(20000),
+	}
+	for _, a := range cfg.Adapters {
+		r.adapters[a.Platform()] = a
+		r.order = append(r.order, a.Platform())
+		r.health.Store(a.Platform(), "starting")
+	}
+	r.baseCtx, r.cancelBase = context.WithCancel(context.Background())
+	r.accepting.Store(true)
+	return r
+}
+
+// Run starts every adapter, emits gateway:startup, and serves until ctx
+// ends; then it stops accepting, lets running turns finish (bounded by
+// ShutdownGrace), fires on_session_finalize for each running session and
+// returns.
+func (r *Runner) Run(ctx context.Context) error {
+	r.startedAt = r.cfg.Now()
+	actx, stopAdapters := context.WithCancel(context.Background())
+	var wg sync.WaitGroup
+	for _, p := range r.order {
+		a := r.adapters[p]
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			r.runAdapter(actx, a)
+		}()
+	}
+	var names []string
+	for _, p := range r.order {
+		names = append(names, string(p))
+	}
+	r.hooks.Emit(hooks.GatewayStartup, &hooks.Startup{Platforms: names})
+	r.log.Info("gateway started", "platforms", strings.Join(names, ","))
+
+	<-ctx.Done()
+	r.log.Info("gateway stopping: no new messages; waiting for running turns", "grace", r.cfg.ShutdownGrace)
+	r.accepting.Store(false)
+	done := make(chan struct{})
+	go func() { r.turns.Wait(); close(done) }()
+	select {
+	case <-done:
+	case <-time.After(r.cfg.ShutdownGrace):
+		r.log.Warn("shutdown grace over; cancelling running turns")
+		r.finalizeRunning()
+		r.cancelBase()
+		select {
+		case <-done:
+		case <-time.After(2 * time.Second):
+		}
+	}
+	stopAdapters()
+	wg.Wait()
+	r.cancelBase()
+	return nil
+}
+
+// runAdapter runs one adapter under a recover boundary, restarting it with
+// capped exponential backoff and jitter unless it failed fatally.
+func (r *Runner) runAdapter(ctx context.Context, a adapters.Adapter) {
+	p := a.Platform()
+	backoff := time.Second
+	for ctx.Err() == nil {
+		r.health.Store(p, "connecting")
+		err := func() (err error) {
+			defer func() {
+				if x := recover(); x != nil {
+					err = fmt.Errorf("adapter panicked: %v\n%s", x, debug.Stack())
+				}
+			}()
+			return a.Run(ctx, r)
+		}()
+		if ctx.Err() != nil {
+			r.health.Store(p, "stopped")
+			return
+		}
+		if err == nil {
+			err = errors.New("adapter stopped")
+		}
+		if adapters.IsFatal(err) {
+			r.health.Store(p, "failed: "+r.cfg.Redactor.Redact(err.Error()))
+			r.log.Error("platform stopped for good", "platform", p, "err", r.cfg.Redactor.Redact(err.Error()))
+			return
+		}
+		r.health.Store(p, "reconnecting")
+		wait := backoff/2 + rand.N(backoff/2+1)
+		r.log.Warn("platform connection lost; reconnecting", "platform", p, "err", r.cfg.Redactor.Redact(err.Error()), "in", wait)
+		select {
+		case <-ctx.Done():
+			return
+		case <-time.After(wait):
+		}
+		if backoff < 5*time.Minute {
+			backoff *= 2
+		}
+	}
+}
+
+// Health returns each platform's state.
+func (r *Runner) Health() map[string]string {
+	out := map[string]string{}
+	for _, p := range r.order {
+		state := "unknown"
+		if h, ok := r.adapters[p].(adapters.Healther); ok {
+			state = h.Health()
+		} else if v, ok := r.health.Load(p); ok {
+			state = v.(string)
+		}
+		if v, ok := r.health.Load(p); ok && strings.HasPrefix(v.(string), "failed") {
+			state = v.(string)
+		}
+		out[string(p)] = state
+	}
+	return out
+}
+
+// Platforms lists the configured platforms in start order.
+func (r *Runner) Platforms() []string {
+	out := make([]string, 0, len(r.order))
+	for _, p := range r.order {
+		out = append(out, string(p))
+	}
+	sort.Strings(out)
+	return out
+}
+
+// Adapter returns the adapter of a platform.
+func (r *Runner) Adapter(p herald.Platform) (adapters.Adapter, bool) {
+	a, ok := r.adapters[p]
+	return a, ok
+}

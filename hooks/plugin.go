@@ -1,0 +1,105 @@
+package hooks
+
+import (
+	"context"
+	"fmt"
+)
+
+// Plugin is a compiled-in Go plugin: a name and a Register function that
+// subscribes its callbacks. A user's own main passes plugins to cmd.Main.
+type Plugin struct {
+	Name        string
+	Description string
+	Register    func(*PluginContext) error
+}
+
+// PluginContext is what a plugin's Register gets.
+type PluginContext struct {
+	plugin *Plugin
+	reg    *Registry
+	events []string
+	unsubs []func()
+}
+
+// RegisterHook subscribes h to one catalogue name. Unknown names are kept
+// with a warning (a later herald may emit them).
+func (c *PluginContext) RegisterHook(name string, h Handler) {
+	c.events = append(c.events, name)
+	c.unsubs = append(c.unsubs, c.reg.Subscribe(Subscription{
+		Name: c.plugin.Name, Attach: AttachGo, Events: []string{name}, Handler: h,
+	}))
+}
+
+// Logger returns the gateway's logger, scoped to the plugin.
+func (c *PluginContext) Logger() interface {
+	Info(string, ...any)
+	Warn(string, ...any)
+	Error(string, ...any)
+} {
+	return c.reg.log.With("plugin", c.plugin.Name)
+}
+
+// Func adapts a typed callback to a Handler: fn gets the point's payload
+// struct and returns one of the result types (or nil). A payload of
+// another type (a mistake in the event name) is reported as an error.
+func Func[P any, R any](fn func(ctx context.Context, p *P) R) Handler {
+	return func(ctx context.Context, ev Event) (any, error) {
+		p, ok := ev.Payload.(*P)
+		if !ok {
+			var want *P
+			return nil, fmt.Errorf("event %s carries %T, callback wants %T", ev.Name, ev.Payload, want)
+		}
+		return fn(ctx, p), nil
+	}
+}
+
+// Observe adapts a typed observer callback (no result) to a Handler.
+func Observe[P any](fn func(ctx context.Context, p *P)) Handler {
+	return func(ctx context.Context, ev Event) (any, error) {
+		p, ok := ev.Payload.(*P)
+		if !ok {
+			var want *P
+			return nil, fmt.Errorf("event %s carries %T, callback wants %T", ev.Name, ev.Payload, want)
+		}
+		fn(ctx, p)
+		return nil, nil
+	}
+}
+
+// LoadedPlugin describes a registered plugin (for `herald hooks list`).
+type LoadedPlugin struct {
+	Name        string
+	Description string
+	Events      []string
+}
+
+// LoadPlugins registers each plugin, in order. A plugin whose Register
+// fails or panics is logged with its name and its subscriptions removed;
+// the rest still load.
+func (r *Registry) LoadPlugins(plugins ...Plugin) []LoadedPlugin {
+	var out []LoadedPlugin
+	for i := range plugins {
+		p := &plugins[i]
+		c := &PluginContext{plugin: p, reg: r}
+		err := func() (err error) {
+			defer func() {
+				if x := recover(); x != nil {
+					err = fmt.Errorf("panic: %v", x)
+				}
+			}()
+			if p.Register == nil {
+				return fmt.Errorf("no Register function")
+			}
+			return p.Register(c)
+		}()
+		if err != nil {
+			r.log.Error("plugin failed to register; skipped", "plugin", p.Name, "err", err)
+			for _, u := range c.unsubs {
+				u()
+			}
+			continue
+		}
+		out = append(out, LoadedPlugin{Name: p.Name, Description: p.Description, Events: c.events})
+	}
+	return out
+}

@@ -1,0 +1,177 @@
+package herald
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+)
+
+// Platform names a messaging platform: "local", "telegram", "discord",
+// "slack", and the pseudo-platforms "cli" (herald chat) and "gateway"
+// (work the gateway does on its own, such as BOOT.md).
+type Platform string
+
+const (
+	PlatformLocal    Platform = "local"
+	PlatformTelegram Platform = "telegram"
+	PlatformDiscord  Platform = "discord"
+	PlatformSlack    Platform = "slack"
+	PlatformCLI      Platform = "cli"
+	PlatformGateway  Platform = "gateway"
+)
+
+// ChatType is the kind of conversation a message arrived in, with Hermes'
+// values.
+type ChatType string
+
+const (
+	ChatDM      ChatType = "dm"
+	ChatGroup   ChatType = "group"
+	ChatChannel ChatType = "channel"
+	ChatThread  ChatType = "thread"
+	ChatForum   ChatType = "forum"
+)
+
+// Source says where a message came from. The zero UserID means the platform
+// did not say who sent it; the gateway drops such messages.
+type Source struct {
+	Platform Platform `json:"platform"`
+	ChatID   string   `json:"chat_id"`
+	ChatType ChatType `json:"chat_type"`
+	ChatName string   `json:"chat_name,omitempty"`
+	UserID   string   `json:"user_id"`
+	UserName string   `json:"user_name"`
+	ThreadID string   `json:"thread_id"`
+	IsBot    bool     `json:"is_bot,omitempty"`
+}
+
+// Target returns where a reply to this source goes.
+func (s Source) Target() Target {
+	return Target{Platform: s.Platform, ChatID: s.ChatID, ThreadID: s.ThreadID}
+}
+
+// Media is an attachment on an inbound message.
+type Media struct {
+	URL  string `json:"url"`
+	Type string `json:"type"`
+}
+
+// Message is one inbound message, normalised by an adapter.
+type Message struct {
+	ID          string  `json:"message_id"`
+	Text        string  `json:"text"`
+	Source      Source  `json:"source"`
+	ReplyTo     string  `json:"reply_to_message_id,omitempty"`
+	ReplyToText string  `json:"reply_to_text,omitempty"`
+	Media       []Media `json:"media,omitempty"`
+	// Internal marks messages the gateway made itself (cron deliveries,
+	// BOOT.md, system notices): they skip hooks and auth.
+	Internal bool `json:"internal"`
+	// Mentioned is set by adapters when, in a group, the bot was mentioned
+	// or replied to.
+	Mentioned bool      `json:"mentioned,omitempty"`
+	Received  time.Time `json:"-"`
+}
+
+// IsCommand reports whether the text is a slash command as Hermes parses
+// one: a leading '/', and a first word that is not a path such as /tmp/x.
+func (m Message) IsCommand() bool {
+	name, _ := m.Command()
+	return name != ""
+}
+
+// Command splits a slash command into its lower-cased name (with any
+// @botname suffix removed) and its arguments. It returns "" for text that
+// is not a command.
+func (m Message) Command() (name, args string) {
+	return ParseCommand(m.Text)
+}
+
+// ParseCommand is Message.Command for a bare string.
+func ParseCommand(text string) (name, args string) {
+	t := strings.TrimSpace(text)
+	if !strings.HasPrefix(t, "/") {
+		return "", ""
+	}
+	word, rest, _ := strings.Cut(t, " ")
+	if i := strings.IndexAny(word, "\n\t"); i >= 0 {
+		rest = word[i+1:] + " " + rest
+		word = word[:i]
+	}
+	word = strings.TrimPrefix(word, "/")
+	if at := strings.IndexByte(word, '@'); at >= 0 {
+		word = word[:at]
+	}
+	if word == "" || strings.Contains(word, "/") {
+		return "", ""
+	}
+	return strings.ToLower(word), strings.TrimSpace(rest)
+}
+
+// Target is where the gateway delivers a message: a platform, a chat on it
+// and optionally a thread. An empty ChatID means the platform's home
+// channel.
+type Target struct {
+	Platform Platform `json:"platform"`
+	ChatID   string   `json:"chat_id,omitempty"`
+	ThreadID string   `json:"thread_id,omitempty"`
+}
+
+func (t Target) String() string {
+	s := string(t.Platform)
+	if t.ChatID != "" {
+		s += ":" + t.ChatID
+	}
+	if t.ThreadID != "" {
+		s += ":" + t.ThreadID
+	}
+	return s
+}
+
+// ErrBadTarget is returned by ParseTarget for text that names no target.
+var ErrBadTarget = errors.New("bad target")
+
+// ParseTarget reads Hermes' target forms: "platform" (its home channel),
+// "platform:chat_id" and "platform:chat_id:thread_id".
+func ParseTarget(s string) (Target, error) {
+	s = strings.TrimSpace(s)
+	if s == "" {
+		return Target{}, fmt.Errorf("%w: empty", ErrBadTarget)
+	}
+	parts := strings.SplitN(s, ":", 3)
+	t := Target{Platform: Platform(strings.ToLower(strings.TrimSpace(parts[0])))}
+	if t.Platform == "" {
+		return Target{}, fmt.Errorf("%w: %q has no platform", ErrBadTarget, s)
+	}
+	if len(parts) > 1 {
+		t.ChatID = strings.TrimSpace(parts[1])
+		if t.ChatID == "" {
+			return Target{}, fmt.Errorf("%w: %q has an empty chat id", ErrBadTarget, s)
+		}
+	}
+	if len(parts) > 2 {
+		t.ThreadID = strings.TrimSpace(parts[2])
+	}
+	return t, nil
+}
+
+// Deliverer sends text to a Target through the gateway's one delivery path
+// (formatting, splitting, retries, transcript). Tools, cron and BOOT.md use
+// it; adapters never do.
+type Deliverer interface {
+	Deliver(ctx context.Context, to Target, text string) error
+}
+
+// Replier sends a side-channel reply into the chat a message came from,
+// outside any agent turn (e.g. a hook telling the owner something).
+type Replier interface {
+	Reply(ctx context.Context, to Source, text string) error
+}
+
+// TranscriptAppender records a message in the transcript of the session
+// the source maps to, without an agent turn (silent ingestion).
+type TranscriptAppender interface {
+	AppendTranscript(ctx context.Context, from Source, role, text string) error
+}

@@ -1,0 +1,254 @@
+package sessions
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"net/url"
+	"sync"
+	"time"
+
+	_ "modernc.org/sqlite" // registers the "sqlite" driver
+)
+
+// Store is the SQLite state store. It is safe for concurrent use.
+type Store struct {
+	path string
+	wdb  *sql.DB // one connection, used only by the writer goroutine
+	rdb  *sql.DB // readers
+
+	reqs    chan *writeReq
+	closed  chan struct{}
+	done    chan struct{}
+	closeMu sync.Once
+}
+
+type writeReq struct {
+	ctx  context.Context
+	fn   func(*sql.Tx) error
+	done chan error
+}
+
+// ErrClosed is returned by writes after Close.
+var ErrClosed = errors.New("sessions: store closed")
+
+// maxBatch bounds how many writes share one transaction.
+const maxBatch = 512
+
+// Open opens (creating if needed) the database at path and migrates it.
+func Open(path string) (*Store, error) {
+	dsn := func(extra string) string {
+		q := url.Values{}
+		q.Add("_pragma", "busy_timeout(10000)")
+		q.Add("_pragma", "journal_mode(WAL)")
+		q.Add("_pragma", "synchronous(NORMAL)")
+		q.Add("_pragma", "foreign_keys(ON)")
+		q.Add("_txlock", "immediate")
+		return "file:" + path + "?" + q.Encode() + extra
+	}
+	wdb, err := sql.Open("sqlite", dsn(""))
+	if err != nil {
+		return nil, fmt.Errorf("sessions: open %s: %w", path, err)
+	}
+	wdb.SetMaxOpenConns(1)
+	wdb.SetMaxIdleConns(1)
+	wdb.SetConnMaxLifetime(0)
+	if err := migrate(wdb); err != nil {
+		wdb.Close()
+		return nil, fmt.Errorf("sessions: %s: %w", path, err)
+	}
+	rdb, err := sql.Open("sqlite", dsn(""))
+	if err != nil {
+		wdb.Close()
+		return nil, fmt.Errorf("sessions: open %s: %w", path, err)
+	}
+	rdb.SetMaxOpenConns(4)
+	rdb.SetMaxIdleConns(4)
+	s := &Store{path: path, wdb: wdb, rdb: rdb, reqs: make(chan *writeReq, 4096), closed: make(chan struct{}), done: make(chan struct{})}
+	go s.writer()
+	return s, nil
+}
+
+func migrate(db *sql.DB) error {
+	if _, err := db.Exec(`CREATE TABLE IF NOT EXISTS schema_version (version INTEGER NOT NULL)`); err != nil {
+		return fmt.Errorf("schema_version: %w", err)
+	}
+	var v int
+	err := db.QueryRow(`SELECT version FROM schema_version`).Scan(&v)
+	switch {
+	case errors.Is(err, sql.ErrNoRows):
+		if _, err := db.Exec(`INSERT INTO schema_version(version) VALUES (0)`); err != nil {
+			return err
+		}
+	case err != nil:
+		return fmt.Errorf("read schema version: %w", err)
+	}
+	if v > len(migrations) {
+		return fmt.Errorf("database schema version %d is newer than this herald understands (%d); refusing to touch it", v, len(migrations))
+	}
+	for ; v < len(migrations); v++ {
+		tx, err := db.Begin()
+		if err != nil {
+			return err
+		}
+		if _, err := tx.Exec(migrations[v]); err != nil {
+			tx.Rollback()
+			return fmt.Errorf("migration %d: %w", v+1, err)
+		}
+		if _, err := tx.Exec(`UPDATE schema_version SET version = ?`, v+1); err != nil {
+			tx.Rollback()
+			return err
+		}
+		if err := tx.Commit(); err != nil {
+			return fmt.Errorf("migration %d: %w", v+1, err)
+		}
+	}
+	return nil
+}
+
+// SchemaVersion returns the database's schema version.
+func (s *Store) SchemaVersion(ctx context.Context) (int, error) {
+	var v int
+	err := s.rdb.QueryRowContext(ctx, `SELECT version FROM schema_version`).Scan(&v)
+	return v, err
+}
+
+// Path is the database file.
+func (s *Store) Path() string { return s.path }
+
+// Write runs fn inside a write transaction and returns once that
+// transaction has committed (or failed). fn may share its transaction with
+// other writers' functions; each runs under its own savepoint, so one
+// failing fn rolls back only its own changes.
+func (s *Store) Write(ctx context.Context, fn func(*sql.Tx) error) error {
+	r := &writeReq{ctx: ctx, fn: fn, done: make(chan error, 1)}
+	select {
+	case <-s.closed:
+		return ErrClosed
+	default:
+	}
+	select {
+	case s.reqs <- r:
+	case <-s.closed:
+		return ErrClosed
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+	// Once queued, a write is always carried out: waiting for it keeps
+	// "returned nil" meaning "committed".
+	return <-r.done
+}
+
+func (s *Store) writer() {
+	defer close(s.done)
+	batch := make([]*writeReq, 0, maxBatch)
+	for {
+		var first *writeReq
+		select {
+		case first = <-s.reqs:
+		case <-s.closed:
+			// drain what is already queued, then stop
+			for {
+				select {
+				case r := <-s.reqs:
+					s.commit([]*writeReq{r})
+				default:
+					return
+				}
+			}
+		}
+		batch = append(batch[:0], first)
+	fill:
+		for len(batch) < maxBatch {
+			select {
+			case r := <-s.reqs:
+				batch = append(batch, r)
+			default:
+				break fill
+			}
+		}
+		s.commit(batch)
+	}
+}
+
+func (s *Store) commit(batch []*writeReq) {
+	tx, err := s.wdb.Begin()
+	if err != nil {
+		for _, r := range batch {
+			r.done <- fmt.Errorf("sessions: begin: %w", err)
+		}
+		return
+	}
+	errs := make([]error, len(batch))
+	single := len(batch) == 1
+	for i, r := range batch {
+		if r.ctx.Err() != nil {
+			errs[i] = r.ctx.Err()
+			continue
+		}
+		if single {
+			errs[i] = safeRun(r.fn, tx)
+			continue
+		}
+		if _, err := tx.Exec(`SAVEPOINT w`); err != nil {
+			errs[i] = err
+			continue
+		}
+		if err := safeRun(r.fn, tx); err != nil {
+			errs[i] = err
+			tx.Exec(`ROLLBACK TO w`)
+		}
+		tx.Exec(`RELEASE w`)
+	}
+	if single && errs[0] != nil {
+		tx.Rollback()
+		batch[0].done <- errs[0]
+		return
+	}
+	if err := tx.Commit(); err != nil {
+		for _, r := range batch {
+			r.done <- fmt.Errorf("sessions: commit: %w", err)
+		}
+		return
+	}
+	for i, r := range batch {
+		r.done <- errs[i]
+	}
+}
+
+func safeRun(fn func(*sql.Tx) error, tx *sql.Tx) (err error) {
+	defer func() {
+		if p := recover(); p != nil {
+			err = fmt.Errorf("sessions: write panicked: %v", p)
+		}
+	}()
+	return fn(tx)
+}
+
+// DB returns the read pool, for packages that keep their own tables in
+// state.db (cron) and for tests.
+func (s *Store) DB() *sql.DB { return s.rdb }
+
+// Close waits for queued writes and closes the database.
+func (s *Store) Close() error {
+	var err error
+	s.closeMu.Do(func() {
+		close(s.closed)
+		<-s.done
+		err = errors.Join(s.rdb.Close(), s.wdb.Close())
+	})
+	return err
+}
+
+func ms(t time.Time) int64 { return t.UnixMilli() }
+
+func fromMS(v int64) time.Time { return time.UnixMilli(v) }
+
+func fromNullMS(v sql.NullInt64) *time.Time {
+	if !v.Valid {
+		return nil
+	}
+	t := fromMS(v.Int64)
+	return &t
+}
