@@ -25,7 +25,7 @@ type cliAdapter struct {
 }
 
 func (c *cliAdapter) Platform() herald.Platform { return herald.PlatformCLI }
-func (c *cliAdapter) Limits() adapters.Limits    { return adapters.Limits{} }
+func (c *cliAdapter) Limits() adapters.Limits   { return adapters.Limits{} }
 func (c *cliAdapter) Run(ctx context.Context, _ adapters.Sink) error {
 	<-ctx.Done()
 	return nil

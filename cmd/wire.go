@@ -37,8 +37,8 @@ type app struct {
 }
 
 type appOptions struct {
-	logToFile bool  // gateway.log
-	quiet     bool  // log warnings and errors only to stderr (chat)
+	logToFile bool // gateway.log
+	quiet     bool // log warnings and errors only to stderr (chat)
 	level     slog.Level
 }
 

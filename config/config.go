@@ -97,7 +97,7 @@ type Common struct {
 	UnauthorizedDM string   `yaml:"unauthorized_dm"`
 	HomeChannel    string   `yaml:"home_channel"`
 	// RequireMention: in groups, answer only when mentioned or replied to.
-	RequireMention *bool `yaml:"require_mention"`
+	RequireMention *bool    `yaml:"require_mention"`
 	DisabledTools  []string `yaml:"disabled_tools"`
 }
 

@@ -30,7 +30,7 @@ func newDeadline(parent context.Context, d time.Duration) *deadlineCtx {
 }
 
 func (c *deadlineCtx) Deadline() (time.Time, bool) { return c.deadline, true }
-func (c *deadlineCtx) Value(key any) any            { return c.parent.Value(key) }
+func (c *deadlineCtx) Value(key any) any           { return c.parent.Value(key) }
 
 func (c *deadlineCtx) Done() <-chan struct{} {
 	c.mu.Lock()
