@@ -60,6 +60,9 @@ type Options struct {
 	DisabledTools []string
 	// NoTools runs without any tool.
 	NoTools bool
+	// Approver answers approval prompts for dangerous commands; nil means
+	// nobody can answer, which is a deny.
+	Approver Approver
 }
 
 // Result is what a Run produced.

@@ -47,6 +47,7 @@ type Adapter struct {
 	mu      sync.Mutex
 	waiters map[string]*waiter // inbound message id → replies collector
 	state   atomic.Value       // string
+	extra   map[string]http.HandlerFunc
 }
 
 type waiter struct {
@@ -66,7 +67,7 @@ var (
 
 // New returns the local adapter.
 func New(cfg Config) *Adapter {
-	a := &Adapter{cfg: cfg, log: cfg.Log, waiters: map[string]*waiter{}}
+	a := &Adapter{cfg: cfg, log: cfg.Log, waiters: map[string]*waiter{}, extra: map[string]http.HandlerFunc{}}
 	if a.log == nil {
 		a.log = slog.New(slog.DiscardHandler)
 	}
@@ -119,6 +120,14 @@ func (a *Adapter) Run(ctx context.Context, sink adapters.Sink) error {
 	}
 }
 
+// Handle adds an authenticated endpoint (a pattern such as
+// "POST /v1/cron/run") served with the API. Call it before Run.
+func (a *Adapter) Handle(pattern string, h http.HandlerFunc) {
+	a.mu.Lock()
+	a.extra[pattern] = h
+	a.mu.Unlock()
+}
+
 // Handler returns the HTTP handler (exported for tests that serve it on
 // their own listener).
 func (a *Adapter) Handler(sink adapters.Sink) http.Handler {
@@ -127,6 +136,11 @@ func (a *Adapter) Handler(sink adapters.Sink) http.Handler {
 	mux.HandleFunc("GET /v1/events", a.auth(a.events))
 	mux.HandleFunc("GET /healthz", a.healthz)
 	mux.HandleFunc("GET /{$}", a.page)
+	a.mu.Lock()
+	for p, h := range a.extra {
+		mux.HandleFunc(p, a.auth(h))
+	}
+	a.mu.Unlock()
 	mux.HandleFunc("/v1/", a.auth(func(w http.ResponseWriter, r *http.Request) {
 		writeErr(w, http.StatusNotFound, "no such endpoint: "+r.Method+" "+r.URL.Path)
 	}))
