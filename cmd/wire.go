@@ -44,7 +44,7 @@ type appOptions struct {
 
 // loadConfig finds the home, creates it and loads config.yaml.
 func (e *env) loadConfig() (*config.Config, []config.Warning, error) {
-	home, err := config.Home(e.home)
+	home, err := config.Home(e.home, e.getenv)
 	if err != nil {
 		return nil, nil, err
 	}

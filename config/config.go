@@ -33,10 +33,10 @@ type Config struct {
 
 	// Hooks is the raw hooks: block (Hermes' shell-hook format plus
 	// herald's reserved sub-keys); the hooks package parses it.
-	Hooks *yaml.Node `yaml:"hooks"`
+	Hooks Raw `yaml:"hooks"`
 	// HooksAutoAccept is kept raw: only true or the strings 1/true/yes/on
 	// are consent, never an integer.
-	HooksAutoAccept *yaml.Node `yaml:"hooks_auto_accept"`
+	HooksAutoAccept Raw `yaml:"hooks_auto_accept"`
 
 	// Filled by Load, not from YAML.
 	Home    string            `yaml:"-"`
@@ -75,12 +75,27 @@ func (m *Model) UnmarshalYAML(n *yaml.Node) error {
 			return err
 		}
 		*m = Model(p.plain)
-		if m.Name == "" && p.Alt != "" {
+		hasDefault := false
+		for i := 0; i+1 < len(n.Content); i += 2 {
+			if n.Content[i].Value == "default" {
+				hasDefault = true
+			}
+		}
+		if !hasDefault && p.Alt != "" {
 			m.Name = p.Alt
 		}
 		return nil
 	}
 	return &yaml.TypeError{Errors: []string{fmt.Sprintf("line %d: model must be a name or a mapping", n.Line)}}
+}
+
+// Raw keeps a YAML value undecoded, with its line numbers, for the package
+// that owns its format. Node is nil when the key is absent.
+type Raw struct{ Node *yaml.Node }
+
+func (r *Raw) UnmarshalYAML(n *yaml.Node) error {
+	r.Node = n
+	return nil
 }
 
 // Platforms holds each platform's settings.

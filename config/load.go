@@ -46,12 +46,15 @@ func (w Warning) String() string {
 	return fmt.Sprintf("%s: %s", w.File, w.Msg)
 }
 
-// Home returns the herald home: flag value, else $HERALD_HOME, else
-// ~/.herald.
-func Home(flagValue string) (string, error) {
+// Home returns the herald home: flag value, else $HERALD_HOME (through
+// getenv, os.Getenv when nil), else ~/.herald.
+func Home(flagValue string, getenv func(string) string) (string, error) {
+	if getenv == nil {
+		getenv = os.Getenv
+	}
 	h := flagValue
 	if h == "" {
-		h = os.Getenv("HERALD_HOME")
+		h = getenv("HERALD_HOME")
 	}
 	if h == "" {
 		uh, err := os.UserHomeDir()
@@ -195,7 +198,7 @@ func unknownKeys(n *yaml.Node, t reflect.Type, prefix string, warns *[]Warning) 
 	for t.Kind() == reflect.Pointer {
 		t = t.Elem()
 	}
-	if n.Kind != yaml.MappingNode || t.Kind() != reflect.Struct || t == reflect.TypeOf(yaml.Node{}) {
+	if n.Kind != yaml.MappingNode || t.Kind() != reflect.Struct || t == reflect.TypeOf(yaml.Node{}) || t == reflect.TypeOf(Raw{}) {
 		return
 	}
 	fields := map[string]reflect.Type{}

@@ -1,0 +1,160 @@
+package config
+
+import (
+	"errors"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+func TestParseDefaults(t *testing.T) {
+	cfg, warns, err := Parse(nil)
+	if err != nil || len(warns) != 0 {
+		t.Fatalf("Parse(empty) = %v, %v", warns, err)
+	}
+	if cfg.Platforms.Local.Listen != DefaultLocalListen || cfg.Agent.MaxIterations != DefaultMaxIterations || cfg.BusyMode() != "interrupt" {
+		t.Fatalf("defaults not applied: %+v", cfg)
+	}
+}
+
+func TestModelStringOrMapping(t *testing.T) {
+	for _, tc := range []struct{ name, yaml, want, url string }{
+		{"string", "model: gpt-test\n", "gpt-test", ""},
+		{"mapping default", "model:\n  default: m1\n  base_url: http://127.0.0.1:9/v1\n", "m1", "http://127.0.0.1:9/v1"},
+		{"mapping model", "model:\n  model: m2\n", "m2", ""},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			cfg, warns, err := Parse([]byte(tc.yaml))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(warns) != 0 {
+				t.Fatalf("unexpected warnings %v", warns)
+			}
+			if cfg.Model.Name != tc.want || cfg.Model.BaseURL != tc.url {
+				t.Fatalf("model = %+v", cfg.Model)
+			}
+		})
+	}
+}
+
+func TestUnknownKeysWarnWithDidYouMean(t *testing.T) {
+	cfg, warns, err := Parse([]byte("platforms:\n  local:\n    lisen: 127.0.0.1:1\nbusy_input_mod: queue\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if cfg.Platforms.Local.Listen != DefaultLocalListen {
+		t.Fatal("a misspelt key must not set anything")
+	}
+	got := join(warns)
+	for _, want := range []string{`config.yaml:3: unknown key "platforms.local.lisen" (did you mean "platforms.local.listen"?)`, `config.yaml:4: unknown key "busy_input_mod" (did you mean "busy_input_mode"?)`} {
+		if !strings.Contains(got, want) {
+			t.Errorf("warnings %q lack %q", got, want)
+		}
+	}
+}
+
+func TestBadInputIsAnErrorWithLine(t *testing.T) {
+	for _, tc := range []struct{ name, yaml, want string }{
+		{"malformed", "platforms:\n  local:\n    listen: [unclosed\n", "config.yaml:2: did not find expected"},
+		{"wrong type", "agent:\n  max_iterations: lots\n", "config.yaml:2: cannot unmarshal"},
+		{"bad duration", "approvals:\n  timeout: soon\n", `config.yaml:2: "soon" is not a duration`},
+		{"top level list", "- a\n- b\n", "config.yaml:1: the top level must be a mapping"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			_, _, err := Parse([]byte(tc.yaml))
+			var ce *Error
+			if !errors.As(err, &ce) {
+				t.Fatalf("err = %v, want *Error", err)
+			}
+			if !strings.HasPrefix(err.Error(), tc.want) && !strings.Contains(err.Error(), tc.want) {
+				t.Fatalf("err = %q, want %q", err, tc.want)
+			}
+		})
+	}
+}
+
+// A config.yaml written for Hermes loads, with warnings for what herald
+// does not use, never an error.
+func TestHermesConfigLoads(t *testing.T) {
+	hermes := `model:
+  default: anthropic/claude-sonnet-4.6
+  provider: openrouter
+toolsets: [hermes-cli]
+terminal:
+  backend: local
+  timeout: 180
+display:
+  busy_input_mode: queue
+  compact: false
+memory:
+  memory_enabled: true
+hooks:
+  pre_tool_call:
+    - matcher: terminal
+      command: ~/.hermes/agent-hooks/block-rm-rf.sh
+      timeout: 5
+hooks_auto_accept: false
+plugins:
+  enabled: [foo]
+`
+	cfg, warns, err := Parse([]byte(hermes))
+	if err != nil {
+		t.Fatalf("Hermes config failed: %v", err)
+	}
+	if cfg.Model.Name != "anthropic/claude-sonnet-4.6" || cfg.BusyMode() != "queue" || cfg.Hooks.Node == nil {
+		t.Fatalf("cfg = %+v", cfg)
+	}
+	got := join(warns)
+	for _, want := range []string{`"toolsets" is a Hermes setting`, `"terminal" is a Hermes setting`, `unknown key "display.compact"`} {
+		if !strings.Contains(got, want) {
+			t.Errorf("warnings %q lack %q", got, want)
+		}
+	}
+}
+
+func TestLoadEnvAndDotEnv(t *testing.T) {
+	home := t.TempDir()
+	os.WriteFile(filepath.Join(home, ".env"), []byte("# secrets\nOPENAI_API_KEY=sk-fromdotenv-0123456789abcdef\nexport TELEGRAM_BOT_TOKEN=\"123:abc-token-value\"\n"), 0o600)
+	os.WriteFile(filepath.Join(home, "config.yaml"), []byte("model: from-file\n"), 0o600)
+	env := map[string]string{"HERALD_MODEL": "from-env", "HERALD_LOCAL_LISTEN": "127.0.0.1:0", "OPENAI_BASE_URL": "http://127.0.0.1:1/v1"}
+	cfg, _, err := Load(home, func(k string) string { return env[k] })
+	if err != nil {
+		t.Fatal(err)
+	}
+	if cfg.Model.Name != "from-env" || cfg.Model.APIKey != "sk-fromdotenv-0123456789abcdef" || cfg.Platforms.Local.Listen != "127.0.0.1:0" {
+		t.Fatalf("cfg = %+v", cfg.Model)
+	}
+	if cfg.Platforms.Telegram.Token != "123:abc-token-value" {
+		t.Fatalf("telegram token from .env = %q", cfg.Platforms.Telegram.Token)
+	}
+	ep := cfg.ResolveModel()
+	if ep.Offline || ep.BaseURL != "http://127.0.0.1:1/v1" || ep.Model != "from-env" {
+		t.Fatalf("endpoint = %+v", ep)
+	}
+	found := false
+	for _, v := range cfg.Secrets {
+		if v == "sk-fromdotenv-0123456789abcdef" {
+			found = true
+		}
+	}
+	if !found {
+		t.Fatal("the API key is not among the secrets to redact")
+	}
+}
+
+func TestOfflineWithoutCredentials(t *testing.T) {
+	cfg, _, _ := Parse(nil)
+	if ep := cfg.ResolveModel(); !ep.Offline || ep.Model != "echo" {
+		t.Fatalf("endpoint = %+v", ep)
+	}
+}
+
+func join(ws []Warning) string {
+	var b strings.Builder
+	for _, w := range ws {
+		b.WriteString(w.String() + "\n")
+	}
+	return b.String()
+}

@@ -1,0 +1,158 @@
+package hooks
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"strings"
+)
+
+// ParseAnswer reads what an out-of-process hook printed on stdout for
+// event and returns the typed result the combiners understand (nil when
+// the hook offered none). It accepts Hermes' shapes and Claude Code's:
+//
+//	pre_tool_call         {"action":"block","message"} · {"decision":"block","reason"}
+//	                      {"hookSpecificOutput":{"permissionDecision":"deny"|"ask"|"allow",
+//	                        "permissionDecisionReason","updatedInput"}}
+//	                      {"action":"modify","args"} · {"decision":"modify","tool_input"}
+//	                      {"action":"approve","message"} (ask a person)
+//	pre_llm_call          {"context"} · {"hookSpecificOutput":{"additionalContext"}}
+//	transform_*           {"result": "…"} (herald's extension)
+//	pre_gateway_dispatch  {"action":"skip"|"rewrite"|"allow","text","reason","ingest"}
+//	command:*             {"decision":"allow"|"deny"|"handled"|"rewrite","message","command_name"}
+//
+// Empty output is an observer's silence (nil, nil). Output that is not
+// JSON returns an error (the caller warns, or fails closed). A JSON value
+// that is not an object, or an object with nothing this event consumes,
+// is nil. A block with no message still blocks, with DefaultBlockMessage.
+func ParseAnswer(event string, stdout []byte) (any, error) {
+	s := bytes.TrimSpace(stdout)
+	if len(s) == 0 {
+		return nil, nil
+	}
+	var raw any
+	if err := json.Unmarshal(s, &raw); err != nil {
+		snippet := string(s)
+		if len(snippet) > 200 {
+			snippet = snippet[:200] + "…"
+		}
+		return nil, fmt.Errorf("stdout is not valid JSON (%v): %q", err, snippet)
+	}
+	obj, ok := raw.(map[string]any)
+	if !ok {
+		return nil, nil
+	}
+	str := func(m map[string]any, k string) string {
+		v, _ := m[k].(string)
+		return v
+	}
+	hso, _ := obj["hookSpecificOutput"].(map[string]any)
+
+	switch {
+	case event == PreToolCallHook:
+		action := strings.ToLower(str(obj, "action"))
+		decision := strings.ToLower(str(obj, "decision"))
+		switch {
+		case action == "block":
+			return Block(defaultMsg(firstStr(str(obj, "message"), str(obj, "reason")))), nil
+		case decision == "block" || decision == "deny":
+			return Block(defaultMsg(firstStr(str(obj, "reason"), str(obj, "message")))), nil
+		}
+		if hso != nil {
+			switch strings.ToLower(str(hso, "permissionDecision")) {
+			case "deny":
+				return Block(defaultMsg(firstStr(str(hso, "permissionDecisionReason"), str(obj, "reason")))), nil
+			case "ask":
+				d := &ToolDecision{Action: "approve", Message: str(hso, "permissionDecisionReason")}
+				if in, ok := hso["updatedInput"].(map[string]any); ok {
+					d.Args = in
+				}
+				return d, nil
+			}
+			if in, ok := hso["updatedInput"].(map[string]any); ok {
+				return &ToolDecision{Action: "modify", Args: in}, nil
+			}
+		}
+		switch {
+		case action == "modify":
+			if args, ok := obj["args"].(map[string]any); ok {
+				return &ToolDecision{Action: "modify", Args: args}, nil
+			}
+		case decision == "modify":
+			if args, ok := obj["tool_input"].(map[string]any); ok {
+				return &ToolDecision{Action: "modify", Args: args}, nil
+			}
+		case action == "approve":
+			return &ToolDecision{Action: "approve", Message: str(obj, "message")}, nil
+		}
+		return nil, nil
+
+	case event == PreLLMCallHook:
+		if c, ok := obj["context"].(string); ok && strings.TrimSpace(c) != "" {
+			return &LLMContext{Context: c}, nil
+		}
+		if hso != nil {
+			if c := str(hso, "additionalContext"); strings.TrimSpace(c) != "" {
+				return &LLMContext{Context: c}, nil
+			}
+		}
+		return nil, nil
+
+	case event == TransformToolResultHook || event == TransformTerminalOutputHook || event == TransformLLMOutputHook:
+		if r, ok := obj["result"].(string); ok {
+			return &Replace{Text: r}, nil
+		}
+		return nil, nil
+
+	case event == PreGatewayDispatchHook:
+		d := &DispatchDecision{Action: strings.ToLower(str(obj, "action")), Reason: str(obj, "reason")}
+		if t, ok := obj["text"].(string); ok {
+			d.Text, d.TextSet = t, true
+		}
+		d.Ingest, _ = obj["ingest"].(bool)
+		if d.Action == "" {
+			return nil, nil
+		}
+		return d, nil
+
+	case strings.HasPrefix(event, CommandPrefix):
+		d := &CommandDecision{Decision: strings.ToLower(strings.TrimSpace(str(obj, "decision"))), CommandName: str(obj, "command_name")}
+		if m, ok := obj["message"].(string); ok {
+			d.Message, d.MessageSet = m, true
+		}
+		if d.Decision == "" {
+			return nil, nil
+		}
+		return d, nil
+	}
+	return nil, nil
+}
+
+func firstStr(s ...string) string {
+	for _, x := range s {
+		if strings.TrimSpace(x) != "" {
+			return x
+		}
+	}
+	return ""
+}
+
+func defaultMsg(s string) string {
+	if strings.TrimSpace(s) == "" {
+		return DefaultBlockMessage
+	}
+	return s
+}
+
+// GatewayEnvelope is the directory-hook and /v1/events form of an event:
+// {"event_type": name, "context": {…}}.
+func GatewayEnvelope(name string, payload any) ([]byte, error) {
+	ctx, err := Context(payload)
+	if err != nil {
+		return nil, err
+	}
+	return json.Marshal(struct {
+		EventType string          `json:"event_type"`
+		Context   json.RawMessage `json:"context"`
+	}{name, ctx})
+}
