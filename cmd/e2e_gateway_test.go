@@ -225,7 +225,9 @@ func TestSecondGatewayNamesTheFirst(t *testing.T) {
 	startGateway(t, home, nil)
 	var out, errw bytes.Buffer
 	code := cmd.Main(context.Background(), []string{"gateway"}, cmd.WithStdio(strings.NewReader(""), &out, &errw),
-		cmd.WithGetenv(func(k string) string { return map[string]string{"HERALD_HOME": home, "HERALD_LOCAL_LISTEN": "127.0.0.1:0"}[k] }))
+		cmd.WithGetenv(func(k string) string {
+			return map[string]string{"HERALD_HOME": home, "HERALD_LOCAL_LISTEN": "127.0.0.1:0"}[k]
+		}))
 	if code != 1 || !strings.Contains(errw.String(), "already running") || !strings.Contains(errw.String(), fmt.Sprintf("pid %d", os.Getpid())) {
 		t.Fatalf("second gateway: exit %d, %q", code, errw.String())
 	}

@@ -100,12 +100,11 @@ func (s *Store) Session(ctx context.Context, id string) (*Session, error) {
 
 // CreateSession stores a new session.
 func (s *Store) CreateSession(ctx context.Context, sess *Session) error {
-	return s.Write(ctx, func(tx *sql.Tx) error { return insertSession(tx, sess) })
+	return s.Write(ctx, func(tx *sql.Tx) error { return s.insertSession(tx, sess) })
 }
 
-func insertSession(tx *sql.Tx, sess *Session) error {
-	_, err := tx.Exec(`INSERT INTO sessions(`+sessionCols+`) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,NULL,'',0)`,
-		sess.ID, sess.Key, sess.Platform, sess.ChatID, sess.ChatType, sess.UserID, sess.UserName, sess.ThreadID, sess.Model, sess.Title, ms(sess.CreatedAt), ms(sess.UpdatedAt))
+func (s *Store) insertSession(tx *sql.Tx, sess *Session) error {
+	_, err := tx.Stmt(s.stInsertSession).Exec(sess.ID, sess.Key, sess.Platform, sess.ChatID, sess.ChatType, sess.UserID, sess.UserName, sess.ThreadID, sess.Model, sess.Title, ms(sess.CreatedAt), ms(sess.UpdatedAt))
 	if err != nil {
 		return fmt.Errorf("sessions: create %s: %w", sess.ID, err)
 	}
@@ -128,7 +127,7 @@ func (s *Store) ReplaceSession(ctx context.Context, old *Session, reason string,
 				return err
 			}
 		}
-		return insertSession(tx, next)
+		return s.insertSession(tx, next)
 	})
 }
 
@@ -142,25 +141,21 @@ func (s *Store) Append(ctx context.Context, create *Session, msgs ...Message) er
 	}
 	return s.Write(ctx, func(tx *sql.Tx) error {
 		if create != nil {
-			if err := insertSession(tx, create); err != nil {
+			if err := s.insertSession(tx, create); err != nil {
 				return err
 			}
 		}
-		return appendTx(tx, msgs)
+		return s.appendTx(tx, msgs)
 	})
 }
 
-func appendTx(tx *sql.Tx, msgs []Message) error {
+func (s *Store) appendTx(tx *sql.Tx, msgs []Message) error {
 	if len(msgs) == 0 {
 		return nil
 	}
-	stmt, err := tx.Prepare(`INSERT INTO messages(session_id, role, content, tool_calls, tool_call_id, tool_name, platform_message_id, created_at) VALUES (?,?,?,?,?,?,?,?)`)
-	if err != nil {
-		return err
-	}
-	defer stmt.Close()
-	counts := map[string]int{}
-	last := map[string]int64{}
+	stmt := tx.Stmt(s.stInsertMsg)
+	counts := make(map[string]int, 1)
+	last := make(map[string]int64, 1)
 	for _, m := range msgs {
 		if m.CreatedAt.IsZero() {
 			m.CreatedAt = time.Now()
@@ -172,7 +167,7 @@ func appendTx(tx *sql.Tx, msgs []Message) error {
 		last[m.SessionID] = ms(m.CreatedAt)
 	}
 	for id, n := range counts {
-		if _, err := tx.Exec(`UPDATE sessions SET message_count = message_count + ?, updated_at = MAX(updated_at, ?) WHERE id = ?`, n, last[id], id); err != nil {
+		if _, err := tx.Stmt(s.stBumpSession).Exec(n, last[id], id); err != nil {
 			return err
 		}
 	}

@@ -18,6 +18,9 @@ type Store struct {
 	wdb  *sql.DB // one connection, used only by the writer goroutine
 	rdb  *sql.DB // readers
 
+	// statements on the writer's one connection, parsed once
+	stInsertMsg, stBumpSession, stInsertSession *sql.Stmt
+
 	reqs    chan *writeReq
 	closed  chan struct{}
 	done    chan struct{}
@@ -63,9 +66,26 @@ func Open(path string) (*Store, error) {
 		wdb.Close()
 		return nil, fmt.Errorf("sessions: open %s: %w", path, err)
 	}
+	st := &Store{}
+	for _, p := range []struct {
+		dst **sql.Stmt
+		q   string
+	}{
+		{&st.stInsertMsg, `INSERT INTO messages(session_id, role, content, tool_calls, tool_call_id, tool_name, platform_message_id, created_at) VALUES (?,?,?,?,?,?,?,?)`},
+		{&st.stBumpSession, `UPDATE sessions SET message_count = message_count + ?, updated_at = MAX(updated_at, ?) WHERE id = ?`},
+		{&st.stInsertSession, `INSERT INTO sessions(` + sessionCols + `) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,NULL,'',0)`},
+	} {
+		if *p.dst, err = wdb.Prepare(p.q); err != nil {
+			wdb.Close()
+			rdb.Close()
+			return nil, fmt.Errorf("sessions: prepare: %w", err)
+		}
+	}
 	rdb.SetMaxOpenConns(4)
 	rdb.SetMaxIdleConns(4)
-	s := &Store{path: path, wdb: wdb, rdb: rdb, reqs: make(chan *writeReq, 4096), closed: make(chan struct{}), done: make(chan struct{})}
+	s := st
+	s.path, s.wdb, s.rdb = path, wdb, rdb
+	s.reqs, s.closed, s.done = make(chan *writeReq, 4096), make(chan struct{}), make(chan struct{})
 	go s.writer()
 	return s, nil
 }
