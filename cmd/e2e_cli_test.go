@@ -1,12 +1,10 @@
 package cmd_test
 
 import (
-	"bufio"
 	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
-	"net/http"
 	"os"
 	"path/filepath"
 	"strings"
@@ -14,6 +12,7 @@ import (
 	"time"
 
 	"github.com/heraldgw/herald/cmd"
+	"github.com/heraldgw/herald/cmd/cmdtest"
 )
 
 func run(t *testing.T, home string, stdin string, args ...string) (int, string, string) {
@@ -62,64 +61,17 @@ func TestVersionUsageAndLogs(t *testing.T) {
 
 // /v1/events streams every hook point in the directory-hook form.
 func TestEventsStream(t *testing.T) {
-	g := startGateway(t, t.TempDir(), nil)
-	req, _ := http.NewRequest("GET", "http://"+g.addr+"/v1/events", nil)
-	req.Header.Set("Authorization", "Bearer "+g.token)
-	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
-	res, err := http.DefaultClient.Do(req.WithContext(ctx))
-	if err != nil {
-		t.Fatal(err)
+	g := cmdtest.Start(t, cmdtest.Options{})
+	events := g.Events(t)
+	g.Say(t, "ev", "watch this")
+	if e := cmdtest.WaitFor(t, events, "session:start", 10*time.Second); e.Context["session_key"] != "agent:main:local:dm:ev" {
+		t.Fatalf("session:start context = %v", e.Context)
 	}
-	defer res.Body.Close()
-	if res.StatusCode != 200 || res.Header.Get("Content-Type") != "text/event-stream" {
-		t.Fatalf("events: %d %s", res.StatusCode, res.Header.Get("Content-Type"))
+	if e := cmdtest.WaitFor(t, events, "agent:start", 10*time.Second); e.Context["message"] != "watch this" || e.Context["platform"] != "local" {
+		t.Fatalf("agent:start context = %v", e.Context)
 	}
-	type frame struct {
-		EventType string         `json:"event_type"`
-		Context   map[string]any `json:"context"`
-	}
-	frames := make(chan frame, 100)
-	go func() {
-		sc := bufio.NewScanner(res.Body)
-		var name string
-		for sc.Scan() {
-			line := sc.Text()
-			if v, ok := strings.CutPrefix(line, "event: "); ok {
-				name = v
-			}
-			if v, ok := strings.CutPrefix(line, "data: "); ok {
-				var f frame
-				json.Unmarshal([]byte(v), &f)
-				if f.EventType != name {
-					f.EventType = "MISMATCH " + name
-				}
-				frames <- f
-			}
-		}
-		close(frames)
-	}()
-	time.Sleep(50 * time.Millisecond) // the subscription is made when the stream opens
-	g.say(t, "ev", "watch this")
-	want := []string{"session:start", "agent:start", "agent:end"}
-	var got []string
-	deadline := time.After(10 * time.Second)
-	for len(want) > 0 {
-		select {
-		case f := <-frames:
-			got = append(got, f.EventType)
-			if f.EventType == want[0] {
-				if f.EventType == "agent:end" && !strings.Contains(fmt.Sprint(f.Context["response"]), "watch this") {
-					t.Fatalf("agent:end context = %v", f.Context)
-				}
-				if f.EventType == "agent:start" && (f.Context["message"] != "watch this" || f.Context["platform"] != "local") {
-					t.Fatalf("agent:start context = %v", f.Context)
-				}
-				want = want[1:]
-			}
-		case <-deadline:
-			t.Fatalf("events seen %v, still waiting for %v", got, want)
-		}
+	if e := cmdtest.WaitFor(t, events, "agent:end", 10*time.Second); !strings.Contains(fmt.Sprint(e.Context["response"]), "watch this") {
+		t.Fatalf("agent:end context = %v", e.Context)
 	}
 }
 
@@ -127,11 +79,11 @@ func TestEventsStream(t *testing.T) {
 // then the gateway exits 0.
 func TestGracefulShutdownFinishesTurns(t *testing.T) {
 	fm := newFakeModel(t)
-	g := startGateway(t, t.TempDir(), fm.env())
-	got := make(chan msgResp, 1)
+	g := cmdtest.Start(t, cmdtest.Options{Home: t.TempDir(), Env: fm.env()})
+	got := make(chan cmdtest.Response, 1)
 	go func() {
 		b, _ := json.Marshal(map[string]string{"chat_id": "c", "user_id": "u", "text": "slow goodbye"})
-		_, r := g.post(t, string(b), nil)
+		_, r := g.Post(t, string(b), nil)
 		got <- r
 	}()
 	for deadline := time.Now().Add(10 * time.Second); ; {
@@ -147,7 +99,7 @@ func TestGracefulShutdownFinishesTurns(t *testing.T) {
 		time.Sleep(10 * time.Millisecond)
 	}
 	stopped := make(chan int, 1)
-	go func() { stopped <- g.stop() }()
+	go func() { stopped <- g.Stop() }()
 	time.Sleep(100 * time.Millisecond)
 	close(fm.release)
 	if r := <-got; r.Status != "done" || len(r.Replies) != 1 {

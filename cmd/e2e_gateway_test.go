@@ -5,7 +5,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"io"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -16,144 +15,25 @@ import (
 	"time"
 
 	"github.com/heraldgw/herald/cmd"
+	"github.com/heraldgw/herald/cmd/cmdtest"
 )
 
-// gatewayProc is a gateway started through cmd.Main in this process, with
-// the real local adapter on 127.0.0.1.
-type gatewayProc struct {
-	t      *testing.T
-	home   string
-	addr   string
-	token  string
-	cancel context.CancelFunc
-	done   chan int
-	out    *syncBuf
-	errw   *syncBuf
-}
-
-type syncBuf struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuf) Write(p []byte) (int, error) { s.mu.Lock(); defer s.mu.Unlock(); return s.b.Write(p) }
-func (s *syncBuf) String() string              { s.mu.Lock(); defer s.mu.Unlock(); return s.b.String() }
-
-func startGateway(t *testing.T, home string, env map[string]string) *gatewayProc {
-	t.Helper()
-	if env == nil {
-		env = map[string]string{}
-	}
-	env["HERALD_HOME"] = home
-	if env["HERALD_LOCAL_LISTEN"] == "" {
-		env["HERALD_LOCAL_LISTEN"] = "127.0.0.1:0"
-	}
-	os.Remove(filepath.Join(home, "local.addr"))
-	ctx, cancel := context.WithCancel(context.Background())
-	g := &gatewayProc{t: t, home: home, cancel: cancel, done: make(chan int, 1), out: &syncBuf{}, errw: &syncBuf{}}
-	go func() {
-		g.done <- cmd.Main(ctx, []string{"gateway"}, cmd.WithStdio(strings.NewReader(""), g.out, g.errw), cmd.WithGetenv(func(k string) string { return env[k] }))
-	}()
-	deadline := time.Now().Add(20 * time.Second)
-	for {
-		b, err := os.ReadFile(filepath.Join(home, "local.addr"))
-		if err == nil && len(bytes.TrimSpace(b)) > 0 {
-			g.addr = strings.TrimSpace(string(b))
-			break
-		}
-		select {
-		case code := <-g.done:
-			t.Fatalf("gateway exited with %d before listening:\n%s\n%s", code, g.out, g.errw)
-		default:
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("gateway did not start:\n%s", g.errw)
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
-	tok, err := os.ReadFile(filepath.Join(home, "local.token"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	g.token = strings.TrimSpace(string(tok))
-	t.Cleanup(func() { g.stop() })
-	return g
-}
-
-func (g *gatewayProc) stop() int {
-	if g.cancel == nil {
-		return 0
-	}
-	g.cancel()
-	g.cancel = nil
-	select {
-	case code := <-g.done:
-		return code
-	case <-time.After(30 * time.Second):
-		g.t.Fatalf("gateway did not stop")
-	}
-	return -1
-}
-
-type msgResp struct {
-	SessionID string `json:"session_id"`
-	Status    string `json:"status"`
-	Replies   []struct {
-		Text string `json:"text"`
-	} `json:"replies"`
-	Error string `json:"error"`
-}
-
-func (g *gatewayProc) post(t *testing.T, body string, hdr map[string]string) (int, msgResp) {
-	t.Helper()
-	req, _ := http.NewRequest("POST", "http://"+g.addr+"/v1/messages", strings.NewReader(body))
-	req.Header.Set("Authorization", "Bearer "+g.token)
-	for k, v := range hdr {
-		if k == "Host" {
-			req.Host = v
-			continue
-		}
-		req.Header.Set(k, v)
-	}
-	res, err := http.DefaultClient.Do(req)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer res.Body.Close()
-	var out msgResp
-	b, _ := io.ReadAll(res.Body)
-	if err := json.Unmarshal(b, &out); err != nil {
-		t.Fatalf("response %d is not JSON: %q", res.StatusCode, b)
-	}
-	return res.StatusCode, out
-}
-
-func (g *gatewayProc) say(t *testing.T, chat, text string) msgResp {
-	t.Helper()
-	b, _ := json.Marshal(map[string]string{"chat_id": chat, "user_id": "u-" + chat, "user_name": "Ann", "chat_type": "dm", "text": text})
-	code, r := g.post(t, string(b), nil)
-	if code != 200 {
-		t.Fatalf("POST /v1/messages = %d %+v", code, r)
-	}
-	return r
-}
-
 func TestGatewayEchoReply(t *testing.T) {
-	g := startGateway(t, t.TempDir(), nil)
-	r := g.say(t, "c1", "hi")
+	g := cmdtest.Start(t, cmdtest.Options{Home: t.TempDir()})
+	r := g.Say(t, "c1", "hi")
 	if r.Status != "done" || len(r.Replies) != 1 || !strings.Contains(r.Replies[0].Text, "hi") || !strings.Contains(r.Replies[0].Text, "echo") {
 		t.Fatalf("reply = %+v", r)
 	}
 	if r.SessionID == "" {
 		t.Fatal("no session id")
 	}
-	if !strings.Contains(g.out.String(), "listening on http://"+g.addr) || !strings.Contains(g.out.String(), "local.token") {
-		t.Fatalf("startup output does not say where it listens and where the token is:\n%s", g.out)
+	if !strings.Contains(g.Stdout.String(), "listening on http://"+g.Addr) || !strings.Contains(g.Stdout.String(), "local.token") {
+		t.Fatalf("startup output does not say where it listens and where the token is:\n%s", g.Stdout)
 	}
-	if !strings.Contains(g.errw.String(), "offline echo model") {
-		t.Fatalf("no offline warning:\n%s", g.errw)
+	if !strings.Contains(g.Stderr.String(), "offline echo model") {
+		t.Fatalf("no offline warning:\n%s", g.Stderr)
 	}
-	res, err := http.Get("http://" + g.addr + "/healthz")
+	res, err := http.Get("http://" + g.Addr + "/healthz")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -166,16 +46,16 @@ func TestGatewayEchoReply(t *testing.T) {
 	if h.Status != "ok" || h.Platforms["local"] != "connected" {
 		t.Fatalf("healthz = %+v", h)
 	}
-	if code := g.stop(); code != 0 {
+	if code := g.Stop(); code != 0 {
 		t.Fatalf("exit status after shutdown = %d", code)
 	}
-	if b, _ := os.ReadFile(filepath.Join(g.home, "logs", "gateway.log")); !strings.Contains(string(b), "gateway started") {
+	if b, _ := os.ReadFile(filepath.Join(g.Home, "logs", "gateway.log")); !strings.Contains(string(b), "gateway started") {
 		t.Fatalf("gateway.log lacks the start line:\n%s", b)
 	}
 }
 
 func TestGatewayBadInput(t *testing.T) {
-	g := startGateway(t, t.TempDir(), nil)
+	g := cmdtest.Start(t, cmdtest.Options{Home: t.TempDir()})
 	for _, tc := range []struct {
 		name   string
 		body   string
@@ -191,14 +71,14 @@ func TestGatewayBadInput(t *testing.T) {
 		{"rebinding host", `{"chat_id":"c","text":"x"}`, map[string]string{"Host": "attacker.example:8642"}, 403, "not allowed"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			code, r := g.post(t, tc.body, tc.hdr)
+			code, r := g.Post(t, tc.body, tc.hdr)
 			if code != tc.status || !strings.Contains(r.Error, tc.errHas) {
 				t.Fatalf("got %d %q, want %d containing %q", code, r.Error, tc.status, tc.errHas)
 			}
 		})
 	}
 	// the gateway still serves after all that
-	if r := g.say(t, "c2", "still there?"); r.Status != "done" {
+	if r := g.Say(t, "c2", "still there?"); r.Status != "done" {
 		t.Fatalf("after bad input: %+v", r)
 	}
 }
@@ -222,7 +102,7 @@ func TestConfigErrorsExit2(t *testing.T) {
 
 func TestSecondGatewayNamesTheFirst(t *testing.T) {
 	home := t.TempDir()
-	startGateway(t, home, nil)
+	cmdtest.Start(t, cmdtest.Options{Home: home})
 	var out, errw bytes.Buffer
 	code := cmd.Main(context.Background(), []string{"gateway"}, cmd.WithStdio(strings.NewReader(""), &out, &errw),
 		cmd.WithGetenv(func(k string) string {
@@ -284,15 +164,15 @@ func (f *fakeModel) env() map[string]string {
 func TestGatewayModelPathAndHistoryAcrossRestart(t *testing.T) {
 	fm := newFakeModel(t)
 	home := t.TempDir()
-	g := startGateway(t, home, fm.env())
-	r := g.say(t, "c1", "first message")
+	g := cmdtest.Start(t, cmdtest.Options{Home: home, Env: fm.env()})
+	r := g.Say(t, "c1", "first message")
 	if len(r.Replies) != 1 || !strings.Contains(r.Replies[0].Text, "model saw 1 messages") {
 		t.Fatalf("first reply = %+v", r)
 	}
-	g.stop()
+	g.Stop()
 
-	g2 := startGateway(t, home, fm.env())
-	r2 := g2.say(t, "c1", "second message")
+	g2 := cmdtest.Start(t, cmdtest.Options{Home: home, Env: fm.env()})
+	r2 := g2.Say(t, "c1", "second message")
 	if r2.SessionID != r.SessionID {
 		t.Fatalf("session changed across restart: %s → %s", r.SessionID, r2.SessionID)
 	}
@@ -317,11 +197,11 @@ func TestGatewayModelPathAndHistoryAcrossRestart(t *testing.T) {
 
 func TestSlowChatDoesNotBlockOthers(t *testing.T) {
 	fm := newFakeModel(t)
-	g := startGateway(t, t.TempDir(), fm.env())
-	slow := make(chan msgResp, 1)
+	g := cmdtest.Start(t, cmdtest.Options{Home: t.TempDir(), Env: fm.env()})
+	slow := make(chan cmdtest.Response, 1)
 	go func() {
 		b, _ := json.Marshal(map[string]string{"chat_id": "slowchat", "user_id": "u1", "text": "please be slow"})
-		_, r := g.post(t, string(b), nil)
+		_, r := g.Post(t, string(b), nil)
 		slow <- r
 	}()
 	// wait until the slow request reached the model
@@ -340,7 +220,7 @@ func TestSlowChatDoesNotBlockOthers(t *testing.T) {
 	}
 	start := time.Now()
 	for i := 0; i < 5; i++ {
-		if r := g.say(t, fmt.Sprintf("fast%d", i), "quick"); r.Status != "done" {
+		if r := g.Say(t, fmt.Sprintf("fast%d", i), "quick"); r.Status != "done" {
 			t.Fatalf("fast chat: %+v", r)
 		}
 	}

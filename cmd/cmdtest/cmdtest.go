@@ -1,0 +1,271 @@
+// Package cmdtest starts a whole herald gateway inside a test — the real
+// cmd.Main with its real local platform on 127.0.0.1 — and talks to it
+// over HTTP, so a user can test their own plugins, directory hooks and
+// shell hooks end to end:
+//
+//	g := cmdtest.Start(t, cmdtest.Options{Plugins: []hooks.Plugin{myplugin.Plugin}})
+//	r := g.Say(t, "chat1", "hello")
+//	// r.Status == "done", r.Replies[0].Text …
+//
+// Each gateway gets its own $HERALD_HOME (t.TempDir() unless given) and
+// is stopped when the test ends.
+package cmdtest
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/json"
+	"io"
+	"net/http"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/heraldgw/herald/cmd"
+	"github.com/heraldgw/herald/hooks"
+)
+
+// Options configure Start.
+type Options struct {
+	// Home is $HERALD_HOME; t.TempDir() when empty.
+	Home string
+	// Env is the gateway's whole environment (HERALD_HOME and
+	// HERALD_LOCAL_LISTEN are added).
+	Env map[string]string
+	// Plugins are compiled into this gateway.
+	Plugins []hooks.Plugin
+	// Args are extra flags after "gateway" (e.g. --accept-hooks).
+	Args []string
+}
+
+// Gateway is a running gateway.
+type Gateway struct {
+	Home  string
+	Addr  string
+	Token string
+	// Stdout and Stderr collect what the gateway printed.
+	Stdout, Stderr *Buffer
+
+	t      testing.TB
+	cancel context.CancelFunc
+	done   chan int
+	code   int
+}
+
+// Buffer is a goroutine-safe bytes.Buffer.
+type Buffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (s *Buffer) Write(p []byte) (int, error) { s.mu.Lock(); defer s.mu.Unlock(); return s.b.Write(p) }
+func (s *Buffer) String() string              { s.mu.Lock(); defer s.mu.Unlock(); return s.b.String() }
+
+// Start runs a gateway and waits until its local platform listens.
+func Start(t testing.TB, o Options) *Gateway {
+	t.Helper()
+	if o.Home == "" {
+		o.Home = t.TempDir()
+	}
+	env := map[string]string{}
+	for k, v := range o.Env {
+		env[k] = v
+	}
+	env["HERALD_HOME"] = o.Home
+	if env["HERALD_LOCAL_LISTEN"] == "" {
+		env["HERALD_LOCAL_LISTEN"] = "127.0.0.1:0"
+	}
+	os.Remove(filepath.Join(o.Home, "local.addr"))
+	ctx, cancel := context.WithCancel(context.Background())
+	g := &Gateway{t: t, Home: o.Home, cancel: cancel, done: make(chan int, 1), Stdout: &Buffer{}, Stderr: &Buffer{}}
+	args := append([]string{"gateway"}, o.Args...)
+	go func() {
+		g.done <- cmd.Main(ctx, args, cmd.WithStdio(strings.NewReader(""), g.Stdout, g.Stderr),
+			cmd.WithGetenv(func(k string) string { return env[k] }), cmd.WithPlugins(o.Plugins...))
+	}()
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		b, err := os.ReadFile(filepath.Join(o.Home, "local.addr"))
+		if err == nil && len(bytes.TrimSpace(b)) > 0 {
+			g.Addr = strings.TrimSpace(string(b))
+			break
+		}
+		select {
+		case code := <-g.done:
+			t.Fatalf("gateway exited with %d before listening:\n%s\n%s", code, g.Stdout, g.Stderr)
+		default:
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("gateway did not start:\n%s", g.Stderr)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	tok, err := os.ReadFile(filepath.Join(o.Home, "local.token"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	g.Token = strings.TrimSpace(string(tok))
+	t.Cleanup(func() { g.Stop() })
+	return g
+}
+
+// Stop stops the gateway (as Ctrl-C would) and returns its exit status.
+func (g *Gateway) Stop() int {
+	if g.cancel == nil {
+		return g.code
+	}
+	g.cancel()
+	g.cancel = nil
+	select {
+	case g.code = <-g.done:
+	case <-time.After(30 * time.Second):
+		g.t.Fatalf("gateway did not stop")
+	}
+	return g.code
+}
+
+// Response is POST /v1/messages' answer.
+type Response struct {
+	SessionID string  `json:"session_id"`
+	Status    string  `json:"status"`
+	Replies   []Reply `json:"replies"`
+	MessageID string  `json:"message_id"`
+	Error     string  `json:"error"`
+}
+
+// Reply is one message the gateway sent.
+type Reply struct {
+	Text string `json:"text"`
+}
+
+// Text returns every reply's text joined with newlines.
+func (r Response) Text() string {
+	var parts []string
+	for _, x := range r.Replies {
+		parts = append(parts, x.Text)
+	}
+	return strings.Join(parts, "\n")
+}
+
+// Message is POST /v1/messages' body.
+type Message struct {
+	ChatID    string `json:"chat_id"`
+	UserID    string `json:"user_id"`
+	UserName  string `json:"user_name,omitempty"`
+	ChatType  string `json:"chat_type,omitempty"`
+	ThreadID  string `json:"thread_id,omitempty"`
+	Text      string `json:"text"`
+	Mentioned *bool  `json:"mentioned,omitempty"`
+}
+
+// Post sends a raw body with extra headers ("Host" sets the Host) and
+// returns the status code and decoded answer.
+func (g *Gateway) Post(t testing.TB, body string, hdr map[string]string) (int, Response) {
+	t.Helper()
+	req, _ := http.NewRequest("POST", "http://"+g.Addr+"/v1/messages", strings.NewReader(body))
+	req.Header.Set("Authorization", "Bearer "+g.Token)
+	for k, v := range hdr {
+		if k == "Host" {
+			req.Host = v
+			continue
+		}
+		req.Header.Set(k, v)
+	}
+	res, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer res.Body.Close()
+	var out Response
+	b, _ := io.ReadAll(res.Body)
+	if err := json.Unmarshal(b, &out); err != nil {
+		t.Fatalf("response %d is not JSON: %q", res.StatusCode, b)
+	}
+	return res.StatusCode, out
+}
+
+// Send posts m and fails the test unless the answer is 200.
+func (g *Gateway) Send(t testing.TB, m Message) Response {
+	t.Helper()
+	b, _ := json.Marshal(m)
+	code, r := g.Post(t, string(b), nil)
+	if code != 200 {
+		t.Fatalf("POST /v1/messages = %d %+v", code, r)
+	}
+	return r
+}
+
+// Say sends text as user "u-<chat>" in a DM called chat.
+func (g *Gateway) Say(t testing.TB, chat, text string) Response {
+	t.Helper()
+	return g.Send(t, Message{ChatID: chat, UserID: "u-" + chat, UserName: "Ann", ChatType: "dm", Text: text})
+}
+
+// Event is one /v1/events frame.
+type Event struct {
+	Name    string         `json:"event_type"`
+	Context map[string]any `json:"context"`
+}
+
+// Events opens /v1/events; frames arrive on the channel until the test
+// ends. It returns once the stream is open.
+func (g *Gateway) Events(t testing.TB) <-chan Event {
+	t.Helper()
+	req, _ := http.NewRequest("GET", "http://"+g.Addr+"/v1/events", nil)
+	req.Header.Set("Authorization", "Bearer "+g.Token)
+	ctx, cancel := context.WithCancel(context.Background())
+	t.Cleanup(cancel)
+	res, err := http.DefaultClient.Do(req.WithContext(ctx))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.StatusCode != 200 {
+		t.Fatalf("GET /v1/events = %d", res.StatusCode)
+	}
+	out := make(chan Event, 1024)
+	sc := bufio.NewScanner(res.Body)
+	sc.Buffer(make([]byte, 64*1024), 16<<20)
+	// the comment line the server writes first means it has subscribed
+	for sc.Scan() {
+		if strings.HasPrefix(sc.Text(), ":") {
+			break
+		}
+	}
+	go func() {
+		defer res.Body.Close()
+		defer close(out)
+		for sc.Scan() {
+			if v, ok := strings.CutPrefix(sc.Text(), "data: "); ok {
+				var e Event
+				if json.Unmarshal([]byte(v), &e) == nil {
+					out <- e
+				}
+			}
+		}
+	}()
+	return out
+}
+
+// WaitFor reads events until one named name arrives (returning it) or
+// the timeout passes (failing the test).
+func WaitFor(t testing.TB, events <-chan Event, name string, timeout time.Duration) Event {
+	t.Helper()
+	deadline := time.After(timeout)
+	for {
+		select {
+		case e, ok := <-events:
+			if !ok {
+				t.Fatalf("event stream ended before %s", name)
+			}
+			if e.Name == name {
+				return e
+			}
+		case <-deadline:
+			t.Fatalf("no %s event within %s", name, timeout)
+		}
+	}
+}
