@@ -269,3 +269,27 @@ func WaitFor(t testing.TB, events <-chan Event, name string, timeout time.Durati
 		}
 	}
 }
+
+// Log returns the gateway's log so far ($HERALD_HOME/logs/gateway.log).
+func (g *Gateway) Log() string {
+	b, _ := os.ReadFile(filepath.Join(g.Home, "logs", "gateway.log"))
+	return string(b)
+}
+
+// WaitLog waits until the gateway's log contains substr (observer hooks
+// run off the hot path, so their lines may follow the reply) and returns
+// the log; it fails the test after timeout.
+func (g *Gateway) WaitLog(t testing.TB, substr string, timeout time.Duration) string {
+	t.Helper()
+	deadline := time.Now().Add(timeout)
+	for {
+		l := g.Log()
+		if strings.Contains(l, substr) {
+			return l
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("gateway.log has no %q after %s:\n%s", substr, timeout, l)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
