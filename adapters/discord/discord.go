@@ -1,0 +1,267 @@
+package discord
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"math/rand/v2"
+	"net/http"
+	"net/url"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/bwmarrin/discordgo"
+
+	"github.com/heraldgw/herald"
+	"github.com/heraldgw/herald/adapters"
+)
+
+// MaxLength is Discord's limit on a message's content, in characters.
+const MaxLength = 2000
+
+// Intents are the gateway intents herald asks for. Message content is a
+// privileged intent: it must also be switched on in the developer portal,
+// or guild messages arrive with empty text.
+const Intents = discordgo.IntentsGuilds | discordgo.IntentsGuildMessages |
+	discordgo.IntentsDirectMessages | discordgo.IntentMessageContent
+
+// Defaults for the zero values of Config.
+const (
+	DefaultAPIBase     = "https://discord.com/api/v9/"
+	DefaultOpenTimeout = 30 * time.Second
+	DefaultMinBackoff  = time.Second
+	DefaultMaxBackoff  = 2 * time.Minute
+)
+
+// tokenHint is the sentence a user sees when Discord refuses the token.
+const tokenHint = "discord: the bot token was refused; check DISCORD_BOT_TOKEN (or platforms.discord.token)"
+
+// Config configures the adapter.
+type Config struct {
+	// Token is the bot token, with or without the "Bot " prefix.
+	Token string
+	// APIBase is the REST base, ".../api/v9/"; the gateway URL is
+	// discovered through it. Empty means Discord.
+	APIBase string
+	// HomeChannel is the channel id of a bare "discord" target.
+	HomeChannel string
+	// AllowBots says which other bots' messages reach the gateway (marked
+	// IsBot), with Hermes' DISCORD_ALLOW_BOTS values: "" or "none" (the
+	// default: none, so two bots cannot talk in a loop), "mentions" (those
+	// that mention the bot or reply to it), "all". The bot's own messages
+	// are always dropped.
+	AllowBots string
+	// OpenTimeout bounds one gateway handshake.
+	OpenTimeout time.Duration
+	// MinBackoff and MaxBackoff bound the wait between reconnects.
+	MinBackoff, MaxBackoff time.Duration
+	// Transport carries REST calls and the gateway discovery; nil means
+	// http.DefaultTransport.
+	Transport http.RoundTripper
+	Log       *slog.Logger
+}
+
+// Adapter is the Discord platform.
+type Adapter struct {
+	cfg   Config
+	log   *slog.Logger
+	token string
+	rest  *discordgo.Session // REST only: sends work while the gateway reconnects
+	state atomic.Value       // string
+	botID atomic.Value       // string
+
+	mu       sync.Mutex
+	last     map[string]string // message id → text last sent or edited there
+	lastKeys []string
+	channels map[string]channelInfo
+	conns    *connTracker
+}
+
+var (
+	_ adapters.Adapter       = (*Adapter)(nil)
+	_ adapters.Editor        = (*Adapter)(nil)
+	_ adapters.Typer         = (*Adapter)(nil)
+	_ adapters.Healther      = (*Adapter)(nil)
+	_ adapters.HomeChanneler = (*Adapter)(nil)
+)
+
+// New returns the adapter; nothing connects until Run.
+func New(cfg Config) *Adapter {
+	if cfg.APIBase == "" {
+		cfg.APIBase = DefaultAPIBase
+	}
+	if !strings.HasSuffix(cfg.APIBase, "/") {
+		cfg.APIBase += "/"
+	}
+	if cfg.OpenTimeout <= 0 {
+		cfg.OpenTimeout = DefaultOpenTimeout
+	}
+	if cfg.MinBackoff <= 0 {
+		cfg.MinBackoff = DefaultMinBackoff
+	}
+	if cfg.MaxBackoff < cfg.MinBackoff {
+		cfg.MaxBackoff = max(DefaultMaxBackoff, cfg.MinBackoff)
+	}
+	if cfg.Transport == nil {
+		cfg.Transport = http.DefaultTransport
+	}
+	a := &Adapter{
+		cfg: cfg, log: cfg.Log, last: map[string]string{}, channels: map[string]channelInfo{},
+		conns: &connTracker{},
+	}
+	if a.log == nil {
+		a.log = slog.New(slog.DiscardHandler)
+	}
+	a.token = strings.TrimSpace(cfg.Token)
+	if a.token != "" && !strings.HasPrefix(a.token, "Bot ") {
+		a.token = "Bot " + a.token
+	}
+	a.rest = a.session()
+	a.state.Store("connecting")
+	a.botID.Store("")
+	return a
+}
+
+// session returns a discordgo session wired to herald's needs: REST
+// through the rewriting transport, rate limits returned instead of slept
+// on, reconnects done by Run rather than by the library, events handled
+// synchronously (Run owns their goroutine), and the library's own logging
+// (to the standard logger, bypassing redaction) off.
+func (a *Adapter) session() *discordgo.Session {
+	s, _ := discordgo.New(a.token) // New never fails
+	s.Client = &http.Client{Transport: newRewrite(a.cfg.APIBase, a.cfg.Transport), Timeout: 20 * time.Second}
+	s.Dialer = a.conns.dialer()
+	s.ShouldRetryOnRateLimit = false
+	s.ShouldReconnectOnError = false
+	s.SyncEvents = true
+	s.LogLevel = -1
+	s.Identify.Intents = Intents
+	return s
+}
+
+func (a *Adapter) Platform() herald.Platform { return herald.PlatformDiscord }
+
+// Limits is Discord's 2000 characters.
+func (a *Adapter) Limits() adapters.Limits { return adapters.Limits{MaxLength: MaxLength} }
+
+// HomeChannel is the configured home channel.
+func (a *Adapter) HomeChannel() string { return a.cfg.HomeChannel }
+
+// Health is "connecting", "connected", "reconnecting", "stopped" or
+// "failed: …".
+func (a *Adapter) Health() string { return a.state.Load().(string) }
+
+// channel is where a target's messages go: a thread is its own channel.
+func channel(to herald.Target) string {
+	if to.ThreadID != "" {
+		return to.ThreadID
+	}
+	return to.ChatID
+}
+
+// noPings lets a reply mention users but never @everyone, @here or roles,
+// whatever the model writes.
+func noPings() *discordgo.MessageAllowedMentions {
+	return &discordgo.MessageAllowedMentions{Parse: []discordgo.AllowedMentionType{discordgo.AllowedMentionTypeUsers}}
+}
+
+// Send posts one message. Discord has no parse mode to reject, so Plain
+// changes nothing.
+func (a *Adapter) Send(ctx context.Context, to herald.Target, out adapters.Outgoing) (adapters.Sent, error) {
+	ch := channel(to)
+	if ch == "" {
+		return adapters.Sent{}, errors.New("discord: send: no channel id")
+	}
+	ms := &discordgo.MessageSend{Content: out.Text, AllowedMentions: noPings()}
+	if out.ReplyTo != "" {
+		no := false
+		ms.Reference = &discordgo.MessageReference{MessageID: out.ReplyTo, ChannelID: ch, FailIfNotExists: &no}
+	}
+	m, err := a.rest.ChannelMessageSendComplex(ch, ms, discordgo.WithContext(ctx))
+	if err != nil {
+		return adapters.Sent{}, classify(ctx, "send to "+ch, err)
+	}
+	a.remember(m.ID, out.Text)
+	return adapters.Sent{MessageID: m.ID}, nil
+}
+
+// Edit replaces a sent message's text; an edit to the text it already has
+// is not sent.
+func (a *Adapter) Edit(ctx context.Context, to herald.Target, messageID, text string) error {
+	a.mu.Lock()
+	same, known := a.last[messageID]
+	a.mu.Unlock()
+	if known && same == text {
+		return nil
+	}
+	ch := channel(to)
+	if _, err := a.rest.ChannelMessageEdit(ch, messageID, text, discordgo.WithContext(ctx)); err != nil {
+		return classify(ctx, "edit "+messageID+" in "+ch, err)
+	}
+	a.remember(messageID, text)
+	return nil
+}
+
+// Typing shows the typing indicator (Discord shows it for about 10 s).
+func (a *Adapter) Typing(ctx context.Context, to herald.Target) error {
+	ch := channel(to)
+	if err := a.rest.ChannelTyping(ch, discordgo.WithContext(ctx)); err != nil {
+		return classify(ctx, "typing in "+ch, err)
+	}
+	return nil
+}
+
+// remember keeps the last text of recent messages, for skipping
+// identical edits; the oldest are forgotten past 1024.
+func (a *Adapter) remember(id, text string) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	if _, ok := a.last[id]; !ok {
+		a.lastKeys = append(a.lastKeys, id)
+		if len(a.lastKeys) > 1024 {
+			delete(a.last, a.lastKeys[0])
+			a.lastKeys = a.lastKeys[1:]
+		}
+	}
+	a.last[id] = text
+}
+
+// rewrite sends discordgo's requests, whose URLs are fixed at init to
+// discord.com, to the configured API base instead.
+type rewrite struct {
+	from string   // discordgo's API prefix
+	to   *url.URL // nil: no rewriting
+	next http.RoundTripper
+}
+
+func newRewrite(base string, next http.RoundTripper) *rewrite {
+	r := &rewrite{from: discordgo.EndpointAPI, next: next}
+	if base != discordgo.EndpointAPI {
+		if u, err := url.Parse(base); err == nil {
+			r.to = u
+		}
+	}
+	return r
+}
+
+func (t *rewrite) RoundTrip(req *http.Request) (*http.Response, error) {
+	if t.to != nil {
+		if rest, ok := strings.CutPrefix(req.URL.String(), t.from); ok {
+			u, err := url.Parse(t.to.String() + rest)
+			if err != nil {
+				return nil, fmt.Errorf("discord: rewrite %s: %w", req.URL.Path, err)
+			}
+			req = req.Clone(req.Context())
+			req.URL, req.Host = u, u.Host
+		}
+	}
+	return t.next.RoundTrip(req)
+}
+
+// jitter returns a wait in [b/2, b].
+func jitter(b time.Duration) time.Duration {
+	return b/2 + rand.N(b/2+1)
+}

@@ -1,0 +1,45 @@
+// Package discordtest is a fake Discord for tests: a REST API and a
+// websocket gateway on 127.0.0.1 that the real discordgo client connects
+// to. herald's own tests use it, and so can anyone testing hooks or
+// plugins against herald's Discord adapter.
+//
+//	srv := discordtest.New()
+//	defer srv.Close()
+//	// point the adapter (or discordgo) at srv.APIBase()
+//	srv.Inject(srv.DM("42", "alice", "hello"))
+//	sent, err := srv.WaitSent(ctx, 1)
+//
+// What it speaks:
+//
+//	GET   /api/v9/gateway                      {"url": ws URL of this server}
+//	GET   /api/v9/gateway/bot                  the same, with shards and session limits
+//	GET   /api/v9/users/@me                    the bot user (BotID, BotName)
+//	GET   /api/v9/channels/{id}                channels added with AddChannel, else 404
+//	POST  /api/v9/channels/{id}/messages       recorded in order (Sent); 400 above 2000 characters
+//	PATCH /api/v9/channels/{id}/messages/{mid} recorded (Edits)
+//	POST  /api/v9/channels/{id}/typing         counted (Typing); 204
+//
+// and a gateway that sends HELLO, answers IDENTIFY with READY (carrying
+// the bot user), RESUME with RESUMED followed by the events the client
+// missed, and heartbeats with ACKs.
+//
+// Inbound messages: Inject dispatches a MESSAGE_CREATE. Events injected
+// while no client is connected are kept and sent, in order, once one is
+// (after READY or RESUMED). Each event is sent once per connection, in
+// Inject order.
+//
+// Failures on demand: RateLimitSends makes the next n message sends answer
+// 429 with retry_after; RejectSends makes them answer another status (401,
+// 403, 500…); RequireToken makes every REST call and IDENTIFY with another
+// token fail (401, and close code 4004 on the gateway); Drop closes the
+// socket so the client RESUMEs, optionally replaying already delivered
+// events to test deduplication; RefuseConnections turns the next
+// websocket handshakes away with 503; ReconnectDuringHandshake answers the next
+// IDENTIFY with op 7 instead of READY (the handshake that deadlocks
+// discordgo's Open).
+//
+// Concurrency: every method is safe for concurrent use; writes to a
+// websocket are serialised. Wait* methods block until their condition
+// holds or ctx ends; nothing needs a sleep. Close stops the server and
+// waits for its goroutines.
+package discordtest

@@ -1,0 +1,40 @@
+package cmd
+
+// platform_discord.go adds the Discord adapter to the gateway when a bot
+// token is configured (DISCORD_BOT_TOKEN or platforms.discord.token),
+// unless platforms.discord.enabled is false.
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/heraldgw/herald/adapters"
+	"github.com/heraldgw/herald/adapters/discord"
+	"github.com/heraldgw/herald/config"
+)
+
+func init() {
+	platformBuilders = append(platformBuilders, buildDiscord)
+}
+
+func buildDiscord(a *app) (adapters.Adapter, bool, error) {
+	dc := a.cfg.Platforms.Discord
+	// enabled: true with no token still builds it, so /healthz says
+	// which token is missing
+	if !config.On(dc.Enabled, dc.Token != "") {
+		return nil, false, nil
+	}
+	switch strings.ToLower(strings.TrimSpace(dc.AllowBots)) {
+	case "", "none", "mentions", "all":
+	default:
+		return nil, false, fmt.Errorf("platforms.discord.allow_bots: %q is not one of none|mentions|all", dc.AllowBots)
+	}
+	return discord.New(discord.Config{
+		Token:       dc.Token,
+		APIBase:     dc.APIBase,
+		HomeChannel: dc.HomeChannel,
+		AllowBots:   strings.ToLower(strings.TrimSpace(dc.AllowBots)),
+		OpenTimeout: dc.OpenTimeout.D(),
+		Log:         a.log.With("platform", "discord"),
+	}), true, nil
+}
