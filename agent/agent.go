@@ -15,8 +15,8 @@ import (
 	"github.com/heraldgw/herald/hooks"
 )
 
-// Agent runs turns. Its fields are set once by the composition root and
-// not changed afterwards.
+// Agent runs turns. Its exported fields are set once by the composition
+// root and not changed afterwards.
 type Agent struct {
 	Model    Model
 	Tools    *Tools
@@ -33,6 +33,23 @@ type Agent struct {
 	MaxTokens     int
 	MaxIterations int
 	SystemPrompt  string
+
+	// ApprovalMode is approvals.mode: ask (default), off (dangerous
+	// commands are denied) or yolo (they run).
+	ApprovalMode string
+	// ApprovalTimeout bounds a person's answer (default 5 minutes).
+	ApprovalTimeout time.Duration
+	// ApprovalMemory keeps "always" answers; nil keeps them for the
+	// process's life only (as "session").
+	ApprovalMemory ApprovalMemory
+
+	// Retries is how often a 429 or 5xx answer is retried (0: the default
+	// 3; negative: never). Backoff is the wait before retry n (default
+	// DefaultBackoff).
+	Retries int
+	Backoff func(attempt int) time.Duration
+
+	sessionOK sessionApprovals
 }
 
 // Turn is the context of one Run, visible to tools.
@@ -63,6 +80,13 @@ type Options struct {
 	// Approver answers approval prompts for dangerous commands; nil means
 	// nobody can answer, which is a deny.
 	Approver Approver
+	// Stream, when set, asks the model to stream (SSE) and is called with
+	// the text of the current model answer so far, each time it grows.
+	// It is called on Run's goroutine and must not block for long; each
+	// model call (one per iteration) starts again from "". Text that
+	// turns out to come with tool calls is still passed: the final answer
+	// is Result.FinalResponse (after transform_llm_output).
+	Stream func(partial string)
 }
 
 // Result is what a Run produced.
@@ -79,32 +103,57 @@ type Result struct {
 // ErrNoResponse is returned when the model ends a turn with no text.
 var ErrNoResponse = errors.New("agent: the model returned an empty response")
 
+// ErrBudget is returned when the iteration budget runs out.
+var ErrBudget = errors.New("agent: iteration budget exhausted without a final answer")
+
+// DefaultMaxIterations is the budget when none is configured.
+const DefaultMaxIterations = 90
+
+var noHooks = hooks.NewRegistry(nil)
+
+// runState is one Run in progress, shared with its tool calls.
+type runState struct {
+	agent *Agent
+	opts  *Options
+	turn  Turn
+}
+
 // Run runs one turn: prompt is the user's message. It returns when the
-// model has answered, the budget is spent, or ctx ends (Interrupted).
+// model has answered, the budget is spent, or ctx ends (then Interrupted
+// is set, the error is ctx's, and Messages hold what happened so far, with
+// a result for every tool call the model made).
 func (a *Agent) Run(ctx context.Context, prompt string, o Options) (res *Result, err error) {
 	res = &Result{}
 	log := a.logger()
+	reg := a.hooks()
 	model := a.ModelName
 	platform := o.Platform
 	defer func() {
-		a.Hooks.Emit(hooks.OnSessionEndHook, &hooks.SessionEnded{
+		reg.Emit(hooks.OnSessionEndHook, &hooks.SessionEnded{
 			SessionID: o.SessionID, Completed: res.Completed, Interrupted: res.Interrupted, Model: model, Platform: platform,
 		})
 	}()
+	run := &runState{agent: a, opts: &o, turn: o.Turn}
+	interrupted := func() (*Result, error) {
+		res.Interrupted, res.Completed = true, false
+		return res, ctx.Err()
+	}
 
-	msgs := make([]openai.ChatCompletionMessage, 0, len(o.History)+4)
-	if a.SystemPrompt != "" {
+	history := cleanHistory(o.History)
+	msgs := make([]openai.ChatCompletionMessage, 0, len(history)+8)
+	hasSystem := a.SystemPrompt != ""
+	if hasSystem {
 		msgs = append(msgs, openai.ChatCompletionMessage{Role: openai.ChatMessageRoleSystem, Content: a.SystemPrompt})
 	}
-	msgs = append(msgs, o.History...)
+	msgs = append(msgs, history...)
 	isFirst := len(o.History) == 0
 	if isFirst {
-		a.Hooks.Emit(hooks.OnSessionStartHook, &hooks.SessionStarted{SessionID: o.SessionID, Model: model, Platform: platform})
+		reg.Emit(hooks.OnSessionStartHook, &hooks.SessionStarted{SessionID: o.SessionID, Model: model, Platform: platform})
 	}
 
 	extra := ""
-	if a.Hooks.Has(hooks.PreLLMCallHook) {
-		extra = a.Hooks.PreLLMCall(ctx, &hooks.PreLLMCall{
+	if reg.Has(hooks.PreLLMCallHook) {
+		extra = reg.PreLLMCall(ctx, &hooks.PreLLMCall{
 			SessionID: o.SessionID, UserMessage: prompt, ConversationHistory: historyOf(o.History),
 			IsFirstTurn: isFirst, Model: model, Platform: platform, SenderID: o.UserID,
 		})
@@ -115,12 +164,26 @@ func (a *Agent) Run(ctx context.Context, prompt string, o Options) (res *Result,
 	msgs = append(msgs, user)
 
 	var tools []openai.Tool
+	toolChars := 0
 	if !o.NoTools {
 		for _, t := range a.Tools.List(o.DisabledTools...) {
+			schema := t.Schema()
+			toolChars += len(t.Name()) + len(t.Description()) + len(schema)
 			tools = append(tools, openai.Tool{Type: openai.ToolTypeFunction, Function: &openai.FunctionDefinition{
-				Name: t.Name(), Description: t.Description(), Parameters: t.Schema(),
+				Name: t.Name(), Description: t.Description(), Parameters: schema,
 			}})
 		}
+	}
+	enabled := func(name string) bool {
+		if o.NoTools {
+			return false
+		}
+		for _, d := range o.DisabledTools {
+			if d == name {
+				return false
+			}
+		}
+		return true
 	}
 
 	budget := a.MaxIterations
@@ -128,40 +191,65 @@ func (a *Agent) Run(ctx context.Context, prompt string, o Options) (res *Result,
 		budget = o.MaxIterations
 	}
 	if budget <= 0 {
-		budget = 90
+		budget = DefaultMaxIterations
 	}
-	turn := o.Turn
+	window := a.ContextWindow
+	if window > 0 && a.MaxTokens > 0 && a.MaxTokens < window {
+		window -= a.MaxTokens
+	}
 	for iter := 1; iter <= budget; iter++ {
-		if err := ctx.Err(); err != nil {
-			res.Interrupted = true
-			return res, err
+		if ctx.Err() != nil {
+			return interrupted()
 		}
-		req := openai.ChatCompletionRequest{Model: model, Messages: msgs, Tools: tools}
-		if a.MaxTokens > 0 {
-			req.MaxCompletionTokens = a.MaxTokens
-		}
+		reqMsgs := msgs
 		if extra != "" {
 			// pre_llm_call context goes into this request's copy of the
 			// user message only: never stored, never the system prompt
-			req.Messages = append([]openai.ChatCompletionMessage(nil), msgs...)
-			req.Messages[userIdx].Content = prompt + "\n\n" + extra
+			reqMsgs = append([]openai.ChatCompletionMessage(nil), msgs...)
+			reqMsgs[userIdx].Content = prompt + "\n\n" + extra
 		}
-		resp, err := a.complete(ctx, req, &o, res.APICalls+1)
-		res.APICalls++
+		if window > 0 {
+			var rep trimReport
+			reqMsgs, rep = fitWindow(reqMsgs, hasSystem, userIdx, window, toolChars)
+			if rep.ToolOutputs > 0 || rep.Turns > 0 {
+				log.Info("request cut to fit the context window", "session_id", o.SessionID,
+					"dropped_tool_outputs", rep.ToolOutputs, "dropped_turns", rep.Turns, "dropped_messages", rep.Messages,
+					"tokens_before", rep.TokensBefore, "tokens_after", rep.TokensAfter, "context_window", a.ContextWindow)
+			}
+			if rep.StillOver {
+				log.Warn("request still exceeds the context window after cutting", "session_id", o.SessionID, "tokens", rep.TokensAfter, "context_window", a.ContextWindow)
+			}
+		}
+		req := openai.ChatCompletionRequest{Model: model, Messages: reqMsgs, Tools: tools}
+		if a.MaxTokens > 0 {
+			req.MaxCompletionTokens = a.MaxTokens
+		}
+		resp, err := a.complete(ctx, req, &o, &res.APICalls)
 		if err != nil {
 			if ctx.Err() != nil {
-				res.Interrupted = true
-				return res, ctx.Err()
+				return interrupted()
 			}
-			return res, err
+			var bad *MalformedError
+			if errors.As(err, &bad) {
+				log.Error("malformed model response", "session_id", o.SessionID, "err", a.redact(bad.Err.Error()), "raw", a.redact(bad.Snippet))
+			}
+			return res, fmt.Errorf("agent: model call: %w", err)
 		}
 		if len(resp.Choices) == 0 {
-			log.Error("model response has no choices", "model", model)
-			return res, fmt.Errorf("agent: malformed model response: no choices")
+			b, _ := json.Marshal(resp)
+			log.Error("malformed model response: no choices", "session_id", o.SessionID, "raw", a.redact(snip(string(b))))
+			return res, fmt.Errorf("agent: model call: %w", &MalformedError{Err: errors.New("no choices"), Snippet: snip(string(b))})
 		}
 		msg := resp.Choices[0].Message
-		if msg.Role == "" {
-			msg.Role = openai.ChatMessageRoleAssistant
+		msg.Role = openai.ChatMessageRoleAssistant
+		for i := range msg.ToolCalls {
+			if msg.ToolCalls[i].ID == "" {
+				msg.ToolCalls[i].ID = fmt.Sprintf("call_%d_%d", iter, i)
+			}
+			if msg.ToolCalls[i].Type == "" {
+				msg.ToolCalls[i].Type = openai.ToolTypeFunction
+			}
+			msg.ToolCalls[i].Index = nil
 		}
 		msgs = append(msgs, msg)
 		res.Messages = append(res.Messages, msg)
@@ -170,15 +258,19 @@ func (a *Agent) Run(ctx context.Context, prompt string, o Options) (res *Result,
 			if strings.TrimSpace(final) == "" {
 				return res, ErrNoResponse
 			}
-			if out, ok := a.Hooks.TransformLLMOutput(ctx, &hooks.LLMOutput{ResponseText: final, SessionID: o.SessionID, Model: model, Platform: platform}); ok {
+			if ctx.Err() != nil {
+				return interrupted()
+			}
+			if out, ok := reg.TransformLLMOutput(ctx, &hooks.LLMOutput{ResponseText: final, SessionID: o.SessionID, Model: model, Platform: platform}); ok {
 				final = out
 				res.Messages[len(res.Messages)-1].Content = final
+				msgs[len(msgs)-1].Content = final
 			}
 			res.FinalResponse = final
 			res.Completed = true
-			a.Hooks.Emit(hooks.PostLLMCallHook, &hooks.PostLLMCall{
+			reg.Emit(hooks.PostLLMCallHook, &hooks.PostLLMCall{
 				SessionID: o.SessionID, UserMessage: prompt, AssistantResponse: final,
-				ConversationHistory: historyOf(msgs), Model: model, Platform: platform,
+				ConversationHistory: historyOf(msgs[boolIndex(hasSystem):]), Model: model, Platform: platform,
 			})
 			return res, nil
 		}
@@ -187,58 +279,112 @@ func (a *Agent) Run(ctx context.Context, prompt string, o Options) (res *Result,
 		for _, tc := range msg.ToolCalls {
 			names = append(names, tc.Function.Name)
 			raw = append(raw, map[string]any{"name": tc.Function.Name, "id": tc.ID})
-			out := a.runTool(ctx, &turn, tc)
+			var out string
+			switch {
+			case ctx.Err() != nil:
+				// every tool call needs an answer in the history
+				out = toolError("interrupted before this tool ran")
+			case !enabled(tc.Function.Name):
+				out = toolError("tool " + tc.Function.Name + " is not available here")
+			default:
+				out = a.runTool(ctx, run, tc)
+			}
 			tm := openai.ChatCompletionMessage{Role: openai.ChatMessageRoleTool, ToolCallID: tc.ID, Name: tc.Function.Name, Content: out}
 			msgs = append(msgs, tm)
 			res.Messages = append(res.Messages, tm)
 		}
-		a.Hooks.Emit(hooks.AgentStepEv, &hooks.AgentStep{
+		reg.Emit(hooks.AgentStepEv, &hooks.AgentStep{
 			Platform: platform, UserID: o.UserID, SessionID: o.SessionID, Iteration: iter, ToolNames: names, Tools: raw,
 		})
 	}
-	return res, fmt.Errorf("agent: stopped after %d iterations without a final answer", budget)
+	if ctx.Err() != nil {
+		return interrupted()
+	}
+	return res, fmt.Errorf("%w (%d iterations)", ErrBudget, budget)
 }
 
-func (a *Agent) complete(ctx context.Context, req openai.ChatCompletionRequest, o *Options, call int) (openai.ChatCompletionResponse, error) {
-	chars := 0
-	for _, m := range req.Messages {
-		chars += len(m.Content)
+// complete makes one model call with retries; every attempt counts as an
+// API call and fires pre/post_api_request.
+func (a *Agent) complete(ctx context.Context, req openai.ChatCompletionRequest, o *Options, calls *int) (openai.ChatCompletionResponse, error) {
+	retries := a.Retries
+	if retries == 0 {
+		retries = DefaultRetries
 	}
-	a.Hooks.Emit(hooks.PreAPIRequestHook, &hooks.APIRequest{
+	backoff := a.Backoff
+	if backoff == nil {
+		backoff = DefaultBackoff
+	}
+	for attempt := 0; ; attempt++ {
+		*calls++
+		resp, err := a.attempt(ctx, req, o, *calls)
+		if err == nil || ctx.Err() != nil || attempt >= retries || !retryable(err) {
+			return resp, err
+		}
+		wait := backoff(attempt + 1)
+		a.logger().Warn("model call failed; retrying", "session_id", o.SessionID, "attempt", attempt+1, "wait", wait, "err", a.redact(err.Error()))
+		if err := sleepCtx(ctx, wait); err != nil {
+			return resp, err
+		}
+	}
+}
+
+func (a *Agent) attempt(ctx context.Context, req openai.ChatCompletionRequest, o *Options, call int) (resp openai.ChatCompletionResponse, err error) {
+	reg := a.hooks()
+	chars := 0
+	for i := range req.Messages {
+		chars += messageChars(&req.Messages[i])
+	}
+	reg.Emit(hooks.PreAPIRequestHook, &hooks.APIRequest{
 		SessionID: o.SessionID, TaskID: o.SessionID, Platform: o.Platform, Model: a.ModelName, Provider: a.Provider, BaseURL: a.BaseURL,
 		APIMode: "chat_completions", APICallCount: call, MessageCount: len(req.Messages), ToolCount: len(req.Tools),
 		ApproxInputTokens: chars / 4, RequestCharCount: chars, MaxTokens: a.MaxTokens,
 	})
 	start := time.Now()
-	resp, err := a.Model.Complete(ctx, req)
+	func() {
+		defer func() {
+			if p := recover(); p != nil {
+				err = fmt.Errorf("model panicked: %v", p)
+			}
+		}()
+		if sm, ok := a.Model.(StreamModel); ok && o.Stream != nil {
+			resp, err = sm.CompleteStream(ctx, req, o.Stream)
+		} else {
+			resp, err = a.Model.Complete(ctx, req)
+		}
+	}()
 	post := &hooks.APIResponse{
 		SessionID: o.SessionID, TaskID: o.SessionID, Platform: o.Platform, Model: a.ModelName, Provider: a.Provider, BaseURL: a.BaseURL,
 		APIMode: "chat_completions", APICallCount: call, APIDuration: time.Since(start).Seconds(), MessageCount: len(req.Messages),
 		ResponseModel: resp.Model, Usage: map[string]int{"prompt_tokens": resp.Usage.PromptTokens, "completion_tokens": resp.Usage.CompletionTokens, "total_tokens": resp.Usage.TotalTokens},
 	}
 	if err != nil {
-		post.Error = a.Redactor.Redact(err.Error())
+		post.Error = a.redact(err.Error())
 	} else if len(resp.Choices) > 0 {
 		post.FinishReason = string(resp.Choices[0].FinishReason)
 		post.AssistantContentChars = len(resp.Choices[0].Message.Content)
 		post.AssistantToolCallCount = len(resp.Choices[0].Message.ToolCalls)
 	}
-	a.Hooks.Emit(hooks.PostAPIRequestHook, post)
+	reg.Emit(hooks.PostAPIRequestHook, post)
 	return resp, err
 }
 
-// runTool runs one tool call through pre_tool_call, the tool,
-// post_tool_call and transform_tool_result, and returns what the model
-// sees.
-func (a *Agent) runTool(ctx context.Context, turn *Turn, tc openai.ToolCall) string {
+// runTool runs one tool call through pre_tool_call (fired exactly once),
+// the tool, post_tool_call and transform_tool_result, and returns what the
+// model sees.
+func (a *Agent) runTool(ctx context.Context, run *runState, tc openai.ToolCall) string {
+	reg := a.hooks()
+	turn := &run.turn
 	name := tc.Function.Name
 	args := map[string]any{}
 	if s := strings.TrimSpace(tc.Function.Arguments); s != "" {
 		if err := json.Unmarshal([]byte(s), &args); err != nil {
 			return toolError(fmt.Sprintf("arguments for %s are not a JSON object: %v", name, err))
 		}
+		if args == nil {
+			args = map[string]any{}
+		}
 	}
-	d := a.Hooks.PreToolCall(ctx, &hooks.PreToolCall{ToolName: name, Args: args, TaskID: turn.SessionID, SessionID: turn.SessionID, ToolCallID: tc.ID})
+	d := reg.PreToolCall(ctx, &hooks.PreToolCall{ToolName: name, Args: args, TaskID: turn.SessionID, SessionID: turn.SessionID, ToolCallID: tc.ID})
 	if d.Action == "block" {
 		return toolError(d.Message)
 	}
@@ -248,19 +394,43 @@ func (a *Agent) runTool(ctx context.Context, turn *Turn, tc openai.ToolCall) str
 	tool, ok := a.Tools.Get(name)
 	start := time.Now()
 	var result string
-	if !ok {
+	switch {
+	case !ok:
 		result = toolError("unknown tool: " + name)
-	} else {
-		result = a.safeRun(ctx, tool, &Call{ID: tc.ID, Args: args, SessionID: turn.SessionID, Turn: turn})
+	case d.Action == "approve":
+		desc := d.Message
+		if desc == "" {
+			desc = "a hook asked for approval of " + name
+		}
+		if err := run.approve(ctx, describeCall(name, args), desc, []string{"hook:" + name}); err != nil {
+			result = toolError(err.Error())
+			break
+		}
+		result = a.safeRun(ctx, tool, &Call{ID: tc.ID, Args: args, SessionID: turn.SessionID, Turn: turn, run: run})
+	default:
+		result = a.safeRun(ctx, tool, &Call{ID: tc.ID, Args: args, SessionID: turn.SessionID, Turn: turn, run: run})
 	}
 	p := &hooks.ToolResult{ToolName: name, Args: args, Result: result, TaskID: turn.SessionID, SessionID: turn.SessionID, ToolCallID: tc.ID, DurationMS: time.Since(start).Milliseconds()}
-	a.Hooks.Emit(hooks.PostToolCallHook, p)
-	if out, ok := a.Hooks.TransformToolResult(ctx, &hooks.ToolResult{ToolName: name, Args: args, Result: result, TaskID: p.TaskID, SessionID: p.SessionID, ToolCallID: p.ToolCallID, DurationMS: p.DurationMS}); ok {
-		result = out
+	reg.Emit(hooks.PostToolCallHook, p)
+	if reg.Has(hooks.TransformToolResultHook) {
+		q := *p
+		if out, ok := reg.TransformToolResult(ctx, &q); ok {
+			result = out
+		}
 	}
 	return result
 }
 
+func describeCall(name string, args map[string]any) string {
+	if c, ok := args["command"].(string); ok && name == "terminal" {
+		return c
+	}
+	b, _ := json.Marshal(args)
+	return name + " " + string(b)
+}
+
+// safeRun is the recover boundary around a tool: tools may come from
+// other packages.
 func (a *Agent) safeRun(ctx context.Context, t Tool, c *Call) (out string) {
 	defer func() {
 		if p := recover(); p != nil {
@@ -270,9 +440,9 @@ func (a *Agent) safeRun(ctx context.Context, t Tool, c *Call) (out string) {
 	}()
 	res, err := t.Run(ctx, c)
 	if err != nil {
-		return toolError(a.Redactor.Redact(err.Error()))
+		return toolError(a.redact(err.Error()))
 	}
-	return a.Redactor.Redact(res)
+	return a.redact(res)
 }
 
 func toolError(msg string) string {
@@ -285,6 +455,39 @@ func (a *Agent) logger() *slog.Logger {
 		return slog.New(slog.DiscardHandler)
 	}
 	return a.Log
+}
+
+func (a *Agent) hooks() *hooks.Registry {
+	if a.Hooks == nil {
+		return noHooks
+	}
+	return a.Hooks
+}
+
+func (a *Agent) redact(s string) string { return a.Redactor.Redact(s) }
+
+func snip(s string) string {
+	if len(s) > snippetSize {
+		return s[:snippetSize] + "…"
+	}
+	return s
+}
+
+func boolIndex(b bool) int {
+	if b {
+		return 1
+	}
+	return 0
+}
+
+// cleanHistory drops what a cut-off history may start with that no model
+// accepts: tool results whose assistant message is gone.
+func cleanHistory(h []openai.ChatCompletionMessage) []openai.ChatCompletionMessage {
+	i := 0
+	for i < len(h) && h[i].Role == openai.ChatMessageRoleTool {
+		i++
+	}
+	return h[i:]
 }
 
 func historyOf(msgs []openai.ChatCompletionMessage) []hooks.HistoryMessage {

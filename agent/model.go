@@ -1,12 +1,15 @@
 package agent
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"net/http"
 	"strings"
+	"sync"
 	"time"
 
 	openai "github.com/sashabaranov/go-openai"
@@ -17,11 +20,37 @@ type Model interface {
 	Complete(ctx context.Context, req openai.ChatCompletionRequest) (openai.ChatCompletionResponse, error)
 }
 
+// StreamModel is a Model that can also stream its answer. CompleteStream
+// calls onText with the text received so far (growing) and returns the
+// whole response once the stream ends, assembled as if it had not been
+// streamed. The agent uses it when Options.Stream is set.
+type StreamModel interface {
+	Model
+	CompleteStream(ctx context.Context, req openai.ChatCompletionRequest, onText func(string)) (openai.ChatCompletionResponse, error)
+}
+
+// MalformedError is a model answer that could not be understood. Snippet
+// holds the start of the raw body (not redacted: log it through the
+// redactor).
+type MalformedError struct {
+	Err     error
+	Snippet string
+}
+
+func (e *MalformedError) Error() string { return "malformed model response: " + e.Err.Error() }
+func (e *MalformedError) Unwrap() error { return e.Err }
+
 // OpenAI is a Model backed by any OpenAI-compatible endpoint through
 // go-openai.
 type OpenAI struct {
 	client *openai.Client
 }
+
+var (
+	_ Model       = (*OpenAI)(nil)
+	_ StreamModel = (*OpenAI)(nil)
+	_ StreamModel = Echo{}
+)
 
 // NewOpenAI returns a model client for baseURL with apiKey. A zero
 // httpClient gets one with a 10-minute overall timeout (go-openai's default
@@ -34,13 +63,194 @@ func NewOpenAI(baseURL, apiKey string, httpClient *http.Client) *OpenAI {
 	if httpClient == nil {
 		httpClient = &http.Client{Timeout: 10 * time.Minute}
 	}
-	cfg.HTTPClient = httpClient
+	// keep the start of every response body, so that an answer go-openai
+	// cannot decode can be shown in the log
+	c := *httpClient
+	base := c.Transport
+	if base == nil {
+		base = http.DefaultTransport
+	}
+	c.Transport = captureTransport{base: base}
+	cfg.HTTPClient = &c
 	cfg.EmptyMessagesLimit = 10000
 	return &OpenAI{client: openai.NewClientWithConfig(cfg)}
 }
 
 func (m *OpenAI) Complete(ctx context.Context, req openai.ChatCompletionRequest) (openai.ChatCompletionResponse, error) {
-	return m.client.CreateChatCompletion(ctx, req)
+	cp := &capture{}
+	resp, err := m.client.CreateChatCompletion(context.WithValue(ctx, captureKey{}, cp), req)
+	if err != nil {
+		return resp, classify(err, cp)
+	}
+	return resp, nil
+}
+
+// CompleteStream streams the answer (SSE) and assembles it: text is
+// concatenated, tool-call fragments are joined by their index.
+func (m *OpenAI) CompleteStream(ctx context.Context, req openai.ChatCompletionRequest, onText func(string)) (openai.ChatCompletionResponse, error) {
+	cp := &capture{}
+	req.Stream = true
+	req.StreamOptions = &openai.StreamOptions{IncludeUsage: true}
+	st, err := m.client.CreateChatCompletionStream(context.WithValue(ctx, captureKey{}, cp), req)
+	if err != nil {
+		return openai.ChatCompletionResponse{}, classify(err, cp)
+	}
+	defer st.Close()
+	var acc streamAccumulator
+	for {
+		chunk, err := st.Recv()
+		if errors.Is(err, io.EOF) {
+			break
+		}
+		if err != nil {
+			if ctx.Err() != nil {
+				return acc.response(), ctx.Err()
+			}
+			return acc.response(), classify(err, cp)
+		}
+		if acc.add(chunk) && onText != nil {
+			onText(acc.text.String())
+		}
+	}
+	return acc.response(), nil
+}
+
+// streamAccumulator assembles streamed chunks into one response.
+type streamAccumulator struct {
+	id, model string
+	created   int64
+	text      strings.Builder
+	calls     []openai.ToolCall
+	byIndex   map[int]int // chunk index → position in calls
+	finish    openai.FinishReason
+	usage     openai.Usage
+}
+
+// add takes one chunk and reports whether the text grew.
+func (a *streamAccumulator) add(c openai.ChatCompletionStreamResponse) bool {
+	if a.id == "" {
+		a.id, a.model, a.created = c.ID, c.Model, c.Created
+	}
+	if c.Usage != nil {
+		a.usage = *c.Usage
+	}
+	if len(c.Choices) == 0 { // the usage-only last chunk
+		return false
+	}
+	ch := c.Choices[0]
+	if ch.FinishReason != "" {
+		a.finish = ch.FinishReason
+	}
+	for _, tc := range ch.Delta.ToolCalls {
+		pos := -1
+		switch {
+		case tc.Index != nil:
+			if a.byIndex == nil {
+				a.byIndex = map[int]int{}
+			}
+			if p, ok := a.byIndex[*tc.Index]; ok {
+				pos = p
+			} else {
+				a.byIndex[*tc.Index] = len(a.calls)
+			}
+		case tc.ID == "" && len(a.calls) > 0:
+			// no index and no id: a continuation of the last call
+			pos = len(a.calls) - 1
+		}
+		if pos < 0 {
+			a.calls = append(a.calls, openai.ToolCall{ID: tc.ID, Type: openai.ToolTypeFunction})
+			pos = len(a.calls) - 1
+		}
+		cur := &a.calls[pos]
+		if tc.ID != "" {
+			cur.ID = tc.ID
+		}
+		if tc.Type != "" {
+			cur.Type = tc.Type
+		}
+		cur.Function.Name += tc.Function.Name
+		cur.Function.Arguments += tc.Function.Arguments
+	}
+	if ch.Delta.Content == "" {
+		return false
+	}
+	a.text.WriteString(ch.Delta.Content)
+	return true
+}
+
+func (a *streamAccumulator) response() openai.ChatCompletionResponse {
+	msg := openai.ChatCompletionMessage{Role: openai.ChatMessageRoleAssistant, Content: a.text.String()}
+	if len(a.calls) > 0 {
+		msg.ToolCalls = append([]openai.ToolCall(nil), a.calls...)
+	}
+	return openai.ChatCompletionResponse{
+		ID: a.id, Object: "chat.completion", Created: a.created, Model: a.model, Usage: a.usage,
+		Choices: []openai.ChatCompletionChoice{{Message: msg, FinishReason: a.finish}},
+	}
+}
+
+// classify keeps go-openai's HTTP errors (the retry policy reads their
+// status) and turns anything that looks like an undecodable body into a
+// MalformedError carrying the start of that body.
+func classify(err error, cp *capture) error {
+	var apiErr *openai.APIError
+	var reqErr *openai.RequestError
+	if errors.As(err, &apiErr) || errors.As(err, &reqErr) {
+		return err
+	}
+	var syn *json.SyntaxError
+	var typ *json.UnmarshalTypeError
+	if errors.As(err, &syn) || errors.As(err, &typ) || errors.Is(err, io.ErrUnexpectedEOF) || errors.Is(err, openai.ErrTooManyEmptyStreamMessages) {
+		return &MalformedError{Err: err, Snippet: cp.snippet()}
+	}
+	return err
+}
+
+// snippetSize is how much of a response body is kept for the log.
+const snippetSize = 512
+
+type captureKey struct{}
+
+// capture holds the first bytes of a response body.
+type capture struct {
+	mu  sync.Mutex
+	buf bytes.Buffer
+}
+
+func (c *capture) snippet() string {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.buf.String()
+}
+
+type captureTransport struct{ base http.RoundTripper }
+
+func (t captureTransport) RoundTrip(r *http.Request) (*http.Response, error) {
+	resp, err := t.base.RoundTrip(r)
+	if err != nil || resp == nil {
+		return resp, err
+	}
+	if c, ok := r.Context().Value(captureKey{}).(*capture); ok {
+		resp.Body = &captureBody{ReadCloser: resp.Body, c: c}
+	}
+	return resp, nil
+}
+
+type captureBody struct {
+	io.ReadCloser
+	c *capture
+}
+
+func (b *captureBody) Read(p []byte) (int, error) {
+	n, err := b.ReadCloser.Read(p)
+	if n > 0 {
+		b.c.mu.Lock()
+		if room := snippetSize - b.c.buf.Len(); room > 0 {
+			b.c.buf.Write(p[:min(n, room)])
+		}
+		b.c.mu.Unlock()
+	}
+	return n, err
 }
 
 // EchoPrefix labels every reply of the offline model.
@@ -70,7 +280,7 @@ func (Echo) Complete(ctx context.Context, req openai.ChatCompletionRequest) (ope
 		}}}
 		return resp, nil
 	}
-	text := userText(last)
+	text := last.Content
 	if cmd, ok := demoCommand(text); ok && hasTool(req.Tools, "terminal") {
 		args, _ := json.Marshal(map[string]string{"command": cmd})
 		resp.Choices = []openai.ChatCompletionChoice{{FinishReason: openai.FinishReasonToolCalls, Message: openai.ChatCompletionMessage{
@@ -87,12 +297,17 @@ func (Echo) Complete(ctx context.Context, req openai.ChatCompletionRequest) (ope
 	return resp, nil
 }
 
-func userText(m openai.ChatCompletionMessage) string {
-	// pre_llm_call context is appended after a blank line; echo only the
-	// user's own words
-	return m.Content
+// CompleteStream answers at once: the whole text is one "partial".
+func (e Echo) CompleteStream(ctx context.Context, req openai.ChatCompletionRequest, onText func(string)) (openai.ChatCompletionResponse, error) {
+	resp, err := e.Complete(ctx, req)
+	if err == nil && onText != nil && len(resp.Choices) > 0 && resp.Choices[0].Message.Content != "" {
+		onText(resp.Choices[0].Message.Content)
+	}
+	return resp, err
 }
 
+// demoCommand reads "run: <command>" from the user's own words: the
+// pre_llm_call context, appended after a blank line, is ignored.
 func demoCommand(text string) (string, bool) {
 	t := strings.TrimSpace(text)
 	if i := strings.Index(t, "\n\n"); i >= 0 {

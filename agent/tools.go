@@ -3,8 +3,14 @@ package agent
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"sort"
+	"strconv"
+	"strings"
 	"sync"
+
+	"github.com/heraldgw/herald"
+	"github.com/heraldgw/herald/hooks"
 )
 
 // Tool is one tool the model may call.
@@ -24,6 +30,82 @@ type Call struct {
 	Args      map[string]any
 	SessionID string
 	Turn      *Turn
+
+	run *runState // nil when a tool is called outside Agent.Run (tests)
+}
+
+// Approve asks whether a dangerous action may go ahead, under the run's
+// approval mode, memory and Approver (firing pre_approval_request and
+// post_approval_response). keys are the stable pattern keys the answer is
+// remembered by. It returns nil to go ahead, an error wrapping ErrDenied
+// (whose text is meant for the model), or ctx's error. Outside a Run
+// nobody can answer, so it denies.
+func (c *Call) Approve(ctx context.Context, command, description string, keys []string) error {
+	if c.run == nil {
+		return fmt.Errorf("%w: %s needs approval and nobody can answer here", ErrDenied, description)
+	}
+	return c.run.approve(ctx, command, description, keys)
+}
+
+// String returns a string argument ("" when absent or not a string).
+func (c *Call) String(key string) string {
+	s, _ := c.Args[key].(string)
+	return s
+}
+
+// Number returns a numeric argument, or def when absent. Models send
+// numbers as JSON numbers or, sometimes, as strings.
+func (c *Call) Number(key string, def float64) float64 {
+	switch v := c.Args[key].(type) {
+	case float64:
+		return v
+	case int:
+		return float64(v)
+	case string:
+		if f, err := strconv.ParseFloat(strings.TrimSpace(v), 64); err == nil {
+			return f
+		}
+	}
+	return def
+}
+
+// Bool returns a boolean argument, or def when absent.
+func (c *Call) Bool(key string, def bool) bool {
+	switch v := c.Args[key].(type) {
+	case bool:
+		return v
+	case string:
+		switch strings.ToLower(strings.TrimSpace(v)) {
+		case "true", "1", "yes":
+			return true
+		case "false", "0", "no":
+			return false
+		}
+	}
+	return def
+}
+
+func (c *Call) hooks() *hooks.Registry {
+	if c.run == nil {
+		return noHooks
+	}
+	return c.run.agent.hooks()
+}
+
+func (c *Call) redactor() *herald.Redactor {
+	if c.run == nil {
+		return nil
+	}
+	return c.run.agent.Redactor
+}
+
+// Remove unregisters a tool (a platform or the configuration disabled it).
+func (t *Tools) Remove(names ...string) {
+	t.mu.Lock()
+	for _, n := range names {
+		delete(t.tools, n)
+	}
+	t.mu.Unlock()
 }
 
 // Tools is a registry of tools; safe for concurrent use.

@@ -86,6 +86,11 @@ func (e *env) newApp(o appOptions) (*app, error) {
 	}
 	a.endpoint = cfg.ResolveModel()
 	a.agent = newAgent(a.endpoint, cfg, a.hooks, a.redactor, a.log)
+	a.agent.ApprovalMemory = st // "always" answers live in state.db
+	if err := registerTools(a); err != nil {
+		a.close()
+		return nil, err
+	}
 	return a, nil
 }
 
@@ -100,6 +105,7 @@ func newAgent(ep config.Endpoint, cfg *config.Config, reg *hooks.Registry, red *
 		Model: model, Tools: agent.NewTools(), Hooks: reg, Redactor: red, Log: log.With("component", "agent"),
 		ModelName: ep.Model, Provider: ep.Provider, BaseURL: ep.BaseURL, ContextWindow: ep.ContextWindow,
 		MaxTokens: ep.MaxTokens, MaxIterations: cfg.Agent.MaxIterations, SystemPrompt: cfg.Agent.SystemPrompt,
+		ApprovalMode: cfg.Approvals.Mode, ApprovalTimeout: cfg.Approvals.Timeout.D(),
 	}
 }
 

@@ -8,6 +8,7 @@ const (
 	DefaultModelName         = "gpt-4o-mini"
 	DefaultContextWindow     = 128000
 	DefaultMaxIterations     = 90
+	DefaultToolTimeout       = 180 * time.Second
 	DefaultBootMaxIterations = 20
 	DefaultBusyInputMode     = "interrupt"
 	DefaultApprovalMode      = "ask"
@@ -36,7 +37,7 @@ func Defaults() *Config {
 			Discord:  Discord{APIBase: DefaultDiscordAPI, Common: Common{RequireMention: &t}},
 			Slack:    Slack{APIURL: DefaultSlackAPI, Mode: "socket", Common: Common{RequireMention: &t}},
 		},
-		Agent:         Agent{MaxIterations: DefaultMaxIterations},
+		Agent:         Agent{MaxIterations: DefaultMaxIterations, ToolTimeout: Duration(DefaultToolTimeout)},
 		BusyInputMode: DefaultBusyInputMode,
 		Approvals:     Approvals{Mode: DefaultApprovalMode, Timeout: Duration(DefaultApprovalTimeout)},
 		SessionReset: SessionReset{

@@ -1,0 +1,178 @@
+package agent
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/heraldgw/herald/hooks"
+)
+
+// Delegate is the delegate_task tool: it runs child agents in parallel,
+// each a Run of the same Agent on its own session with no delegate_task
+// of its own, and returns their summaries in task order. After all
+// children are done, subagent_stop fires once per child, in task order,
+// from the parent's goroutine.
+type Delegate struct {
+	Agent *Agent
+	// MaxChildren bounds the tasks of one call (default 8).
+	MaxChildren int
+	// MaxIterations is each child's budget (default 30).
+	MaxIterations int
+}
+
+var _ Tool = (*Delegate)(nil)
+
+func (*Delegate) Name() string { return "delegate_task" }
+func (*Delegate) Description() string {
+	return "Hand one or more self-contained tasks to sub-agents that work in parallel and report back. " +
+		"Give each task a clear goal and the context it needs; sub-agents do not see this conversation."
+}
+func (*Delegate) Schema() json.RawMessage {
+	return json.RawMessage(`{"type":"object","properties":{` +
+		`"goal":{"type":"string","description":"The task, for a single sub-agent"},` +
+		`"context":{"type":"string","description":"Background the sub-agent needs"},` +
+		`"tasks":{"type":"array","description":"Several tasks run in parallel","items":{"type":"object","properties":{` +
+		`"goal":{"type":"string"},"context":{"type":"string"},"role":{"type":"string"}},"required":["goal"]}}},"required":[]}`)
+}
+
+type childTask struct {
+	Goal, Context string
+	Role          *string
+}
+
+type childResult struct {
+	Index      int     `json:"task_index"`
+	Status     string  `json:"status"`
+	Summary    *string `json:"summary"`
+	Error      string  `json:"error,omitempty"`
+	DurationMS int64   `json:"duration_ms"`
+	APICalls   int     `json:"api_calls"`
+}
+
+func (t *Delegate) Run(ctx context.Context, c *Call) (string, error) {
+	tasks, err := parseTasks(c.Args)
+	if err != nil {
+		return "", err
+	}
+	max := t.MaxChildren
+	if max <= 0 {
+		max = 8
+	}
+	if len(tasks) > max {
+		return "", fmt.Errorf("delegate_task: %d tasks, at most %d at once", len(tasks), max)
+	}
+	parent := Turn{}
+	var approver Approver
+	if c.Turn != nil {
+		parent = *c.Turn
+	}
+	if c.run != nil {
+		approver = c.run.opts.Approver
+	}
+	budget := t.MaxIterations
+	if budget <= 0 {
+		budget = 30
+	}
+	results := make([]childResult, len(tasks))
+	var wg sync.WaitGroup
+	for i, task := range tasks {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			results[i] = t.runChild(ctx, parent, approver, budget, i, task)
+		}()
+	}
+	wg.Wait()
+	// subagent_stop from the parent's goroutine, in task order
+	reg := t.Agent.hooks()
+	for i, r := range results {
+		reg.Emit(hooks.SubagentStopHook, &hooks.SubagentStop{
+			ParentSessionID: parent.SessionID, ChildRole: tasks[i].Role, ChildSummary: r.Summary,
+			ChildStatus: r.Status, DurationMS: r.DurationMS,
+		})
+	}
+	b, err := json.Marshal(map[string]any{"results": results})
+	return string(b), err
+}
+
+func (t *Delegate) runChild(ctx context.Context, parent Turn, approver Approver, budget, i int, task childTask) (r childResult) {
+	start := time.Now()
+	r.Index = i
+	defer func() {
+		if p := recover(); p != nil {
+			r.Status, r.Error = "error", fmt.Sprintf("sub-agent crashed: %v", p)
+		}
+		r.DurationMS = time.Since(start).Milliseconds()
+	}()
+	turn := parent
+	turn.SessionID = fmt.Sprintf("%s-sub%d-%d", parent.SessionID, i+1, start.UnixNano()%1_000_000)
+	turn.SessionKey = turn.SessionID
+	prompt := task.Goal
+	if task.Context != "" {
+		prompt = task.Goal + "\n\nContext:\n" + task.Context
+	}
+	res, err := t.Agent.Run(ctx, prompt, Options{
+		Turn: turn, MaxIterations: budget, Approver: approver, DisabledTools: []string{"delegate_task"},
+	})
+	if res != nil {
+		r.APICalls = res.APICalls
+		if res.FinalResponse != "" {
+			s := res.FinalResponse
+			r.Summary = &s
+		}
+	}
+	switch {
+	case res != nil && res.Interrupted:
+		r.Status = "interrupted"
+	case err != nil:
+		r.Status, r.Error = "failed", err.Error()
+	case res != nil && res.Completed:
+		r.Status = "completed"
+	default:
+		r.Status = "failed"
+	}
+	return r
+}
+
+func parseTasks(args map[string]any) ([]childTask, error) {
+	var out []childTask
+	if raw, ok := args["tasks"].([]any); ok {
+		for i, x := range raw {
+			m, ok := x.(map[string]any)
+			if !ok {
+				return nil, fmt.Errorf("delegate_task: tasks[%d] is not an object", i)
+			}
+			ct, err := taskOf(m)
+			if err != nil {
+				return nil, fmt.Errorf("delegate_task: tasks[%d]: %w", i, err)
+			}
+			out = append(out, ct)
+		}
+	}
+	if g, _ := args["goal"].(string); strings.TrimSpace(g) != "" {
+		ct, _ := taskOf(args)
+		out = append([]childTask{ct}, out...)
+	}
+	if len(out) == 0 {
+		return nil, errors.New("delegate_task: give a goal or a list of tasks")
+	}
+	return out, nil
+}
+
+func taskOf(m map[string]any) (childTask, error) {
+	g, _ := m["goal"].(string)
+	if strings.TrimSpace(g) == "" {
+		return childTask{}, errors.New("goal is required")
+	}
+	ct := childTask{Goal: g}
+	ct.Context, _ = m["context"].(string)
+	if role, ok := m["role"].(string); ok && role != "" {
+		ct.Role = &role
+	}
+	return ct, nil
+}

@@ -1,0 +1,133 @@
+package cmd
+
+// The agent's built-in tools, registered from the configuration: the
+// terminal, the file tools confined to agent.workdir (and
+// agent.allowed_paths, never $HERALD_HOME), send_message bound to the
+// running gateway, and delegate_task. Tools from other packages (cron's)
+// are added by their own files.
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"github.com/heraldgw/herald"
+	"github.com/heraldgw/herald/agent"
+)
+
+func init() {
+	gatewayHooks = append(gatewayHooks, bindSendMessage)
+}
+
+// builtinToolNames are the names agent.disabled_tools may list.
+var builtinToolNames = []string{"terminal", "read_file", "write_file", "patch", "send_message", "delegate_task"}
+
+// registerTools adds the built-in tools to a.agent.Tools. A workdir that
+// does not exist is an error naming agent.workdir.
+func registerTools(a *app) error {
+	c := a.cfg.Agent
+	wd, err := toolDir(c.Workdir)
+	if err != nil {
+		return fmt.Errorf("agent.workdir: %w", err)
+	}
+	if fi, err := os.Stat(wd); err != nil || !fi.IsDir() {
+		return fmt.Errorf("agent.workdir: %s is not a directory", wd)
+	}
+	var allowed []string
+	for _, p := range c.AllowedPaths {
+		d, err := toolDir(p)
+		if err != nil {
+			return fmt.Errorf("agent.allowed_paths: %w", err)
+		}
+		allowed = append(allowed, d)
+	}
+	paths := &agent.Paths{Workdir: wd, Allowed: allowed, Home: a.home}
+	tools := []agent.Tool{
+		&agent.Terminal{Paths: paths, Timeout: c.ToolTimeout.D(), Env: toolEnv(os.Environ(), a.cfg.Secrets)},
+		&agent.ReadFile{Paths: paths},
+		&agent.WriteFile{Paths: paths},
+		&agent.Patch{Paths: paths},
+		&agent.SendMessage{},
+		&agent.Delegate{Agent: a.agent},
+	}
+	off := map[string]bool{}
+	for _, n := range c.DisabledTools {
+		off[n] = true
+		if !toolNamed(builtinToolNames, n) {
+			msg := fmt.Sprintf("agent.disabled_tools: %q is not a built-in tool", n)
+			if s := herald.Closest(n, builtinToolNames); s != "" {
+				msg += fmt.Sprintf(" (did you mean %q?)", s)
+			}
+			a.log.Warn(msg)
+		}
+	}
+	for _, t := range tools {
+		if !off[t.Name()] {
+			a.agent.Tools.Add(t)
+		}
+	}
+	return nil
+}
+
+// toolDir makes a configured directory absolute ("" is the current
+// directory, "~/" the user's home).
+func toolDir(p string) (string, error) {
+	p = strings.TrimSpace(p)
+	if p == "" {
+		return os.Getwd()
+	}
+	if p == "~" || strings.HasPrefix(p, "~/") {
+		h, err := os.UserHomeDir()
+		if err != nil {
+			return "", err
+		}
+		p = filepath.Join(h, strings.TrimPrefix(p, "~"))
+	}
+	return filepath.Abs(p)
+}
+
+// toolEnv is the terminal's environment: the process's, without herald's
+// own secrets (bot tokens, API keys), by name or by value.
+func toolEnv(environ []string, secrets map[string]string) []string {
+	vals := map[string]bool{}
+	for _, v := range secrets {
+		if v != "" {
+			vals[v] = true
+		}
+	}
+	out := make([]string, 0, len(environ))
+	for _, kv := range environ {
+		k, v, _ := strings.Cut(kv, "=")
+		if _, ok := secrets[k]; ok || vals[v] {
+			continue
+		}
+		out = append(out, kv)
+	}
+	return out
+}
+
+// bindSendMessage hands the running gateway to send_message: it delivers
+// through the Runner and lists the Runner's platforms.
+func bindSendMessage(ctx context.Context, a *app, g *gatewayParts) (func(), error) {
+	t, ok := a.agent.Tools.Get("send_message")
+	if !ok || g.runner == nil {
+		return nil, nil
+	}
+	sm, ok := t.(*agent.SendMessage)
+	if !ok {
+		return nil, nil
+	}
+	sm.Bind(g.runner, g.runner.Platforms)
+	return func() { sm.Bind(nil, nil) }, nil
+}
+
+func toolNamed(list []string, s string) bool {
+	for _, x := range list {
+		if x == s {
+			return true
+		}
+	}
+	return false
+}
