@@ -1,0 +1,34 @@
+// Package slack connects herald to Slack through github.com/slack-go/slack:
+// Socket Mode (the default, an outbound websocket, no public URL) or the
+// Events API over HTTP (mode "events", requests verified with the signing
+// secret). It only translates: dedup, auth, splitting and retries are the
+// gateway's.
+//
+// Inbound: "message" events (DMs, channels, private channels, group DMs)
+// and "app_mention" become herald.Messages whose ID is Slack's ts, so a
+// re-delivered event and the message/app_mention pair Slack sends for one
+// mention are dropped by the gateway's dedup. Bot messages and edits,
+// deletes and other subtypes are ignored. Mentions of the bot are removed
+// from the text. A thread's ts is the Source's ThreadID; a top-level
+// channel message gets its own ts as ThreadID, so the reply (and the
+// session) lives in a thread under it. DMs are answered in place.
+//
+// Socket Mode: every envelope is acknowledged before the event is handed
+// to the Sink (Slack re-sends envelopes not acked within 3 s); the events
+// channel is always drained. A disconnect request or a dropped socket
+// reconnects inside Run with slack-go's capped backoff. Events API: the
+// request is answered 200 as soon as its signature is checked, then the
+// event is handed on; bad or stale signatures get 401.
+//
+// Outbound: chat.postMessage in mrkdwn (Markdown is converted), plain text
+// with mrkdwn=false when Outgoing.Plain is set; chat.update for edits,
+// skipping an edit that would not change the text. Errors map to the
+// adapters types: a 429 is a *RetryAfterError, a refused token a
+// *FatalError naming SLACK_BOT_TOKEN or SLACK_APP_TOKEN, a network failure
+// a *TemporaryError, anything else (msg_too_long, channel_not_found) a
+// plain error.
+//
+// Run returns nil when ctx ends, a *FatalError for a missing or refused
+// token, and a *TemporaryError when Slack cannot be reached (the gateway
+// restarts it). Send and Edit are safe to call from many goroutines.
+package slack

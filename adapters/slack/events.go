@@ -1,0 +1,116 @@
+package slack
+
+// events.go is the Events API receiver: an HTTP server that checks each
+// request's signature, answers url_verification, and answers 200 before
+// handing the event on (Slack retries requests not answered in 3 s).
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"runtime/debug"
+	"time"
+
+	slackapi "github.com/slack-go/slack"
+	"github.com/slack-go/slack/slackevents"
+
+	"github.com/heraldgw/herald/adapters"
+)
+
+// maxEventBody bounds an Events API request body.
+const maxEventBody = 1 << 20
+
+func (a *Adapter) runEvents(ctx context.Context, sink adapters.Sink) error {
+	ln, err := net.Listen("tcp", a.cfg.EventsListen)
+	if err != nil {
+		return a.fail(&adapters.FatalError{Msg: fmt.Sprintf("slack: cannot listen for the Events API on %s (platforms.slack.events_listen)", a.cfg.EventsListen), Err: err})
+	}
+	srv := &http.Server{
+		Handler:           a.EventsHandler(ctx, sink),
+		ReadHeaderTimeout: 10 * time.Second,
+		ReadTimeout:       30 * time.Second,
+	}
+	a.setHealth("connected")
+	a.log.Info("slack events API listening", "addr", ln.Addr().String())
+	if a.cfg.OnListen != nil {
+		a.cfg.OnListen(ln.Addr().String())
+	}
+	errc := make(chan error, 1)
+	go func() { errc <- srv.Serve(ln) }()
+	select {
+	case <-ctx.Done():
+		sctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		srv.Shutdown(sctx)
+		cancel()
+		<-errc
+		a.setHealth("stopped")
+		return nil
+	case err := <-errc:
+		return a.fail(&adapters.TemporaryError{Err: fmt.Errorf("slack: events API server: %w", err)})
+	}
+}
+
+// EventsHandler is the Events API endpoint as an http.Handler, for
+// mounting on a server of one's own. Events are handed to sink with ctx.
+func (a *Adapter) EventsHandler(ctx context.Context, sink adapters.Sink) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Method != http.MethodPost {
+			http.Error(w, "method not allowed", http.StatusMethodNotAllowed)
+			return
+		}
+		body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, maxEventBody))
+		if err != nil {
+			http.Error(w, "request body too large or unreadable", http.StatusRequestEntityTooLarge)
+			return
+		}
+		sv, err := slackapi.NewSecretsVerifier(r.Header, a.cfg.SigningSecret)
+		if err == nil {
+			sv.Write(body)
+			err = sv.Ensure()
+		}
+		if err != nil {
+			a.log.Warn("slack events API request refused", "remote", r.RemoteAddr, "err", err)
+			http.Error(w, "invalid signature", http.StatusUnauthorized)
+			return
+		}
+		ev, err := slackevents.ParseEvent(json.RawMessage(body), slackevents.OptionNoVerifyToken())
+		if err != nil {
+			// answer 200 so Slack does not retry an event that will never
+			// parse
+			a.log.Warn("slack sent an event herald could not read; dropped", "err", err)
+			w.WriteHeader(http.StatusOK)
+			return
+		}
+		switch ev.Type {
+		case slackevents.URLVerification:
+			uv, ok := ev.Data.(*slackevents.EventsAPIURLVerificationEvent)
+			if !ok {
+				http.Error(w, "bad url_verification", http.StatusBadRequest)
+				return
+			}
+			w.Header().Set("Content-Type", "application/json")
+			json.NewEncoder(w).Encode(slackevents.ChallengeResponse{Challenge: uv.Challenge})
+			return
+		case slackevents.CallbackEvent:
+			w.WriteHeader(http.StatusOK)
+			if f, ok := w.(http.Flusher); ok {
+				f.Flush()
+			}
+			// Receive returns at once; the recover keeps a translation bug
+			// from killing the server's connection goroutine silently
+			func() {
+				defer func() {
+					if x := recover(); x != nil {
+						a.log.Error("slack event handling panicked", "panic", fmt.Sprint(x), "stack", string(debug.Stack()))
+					}
+				}()
+				a.handle(ctx, sink, ev)
+			}()
+		default:
+			w.WriteHeader(http.StatusOK)
+		}
+	})
+}

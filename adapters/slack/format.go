@@ -1,0 +1,145 @@
+package slack
+
+// format.go converts the Markdown models write into Slack's mrkdwn:
+// *bold*, _italic_, ~strike~, `code`, ``` blocks, <url|text> links, with
+// &, < and > escaped everywhere (Slack reads them as control characters).
+// Markup that does not close is left as literal text.
+
+import "strings"
+
+var escaper = strings.NewReplacer("&", "&amp;", "<", "&lt;", ">", "&gt;")
+
+// escape makes text safe to send as plain text.
+func escape(s string) string { return escaper.Replace(s) }
+
+// toMrkdwn converts Markdown: ``` fences (the language tag is dropped,
+// Slack would show it), `code`, **bold**, __bold__, *italic*, _italic_,
+// ~~strike~~, [text](url), # headings (bold) and "* "/"- " bullets.
+func toMrkdwn(md string) string {
+	var b strings.Builder
+	lines := strings.Split(md, "\n")
+	for i := 0; i < len(lines); i++ {
+		line := lines[i]
+		if t := strings.TrimSpace(line); strings.HasPrefix(t, "```") {
+			end := -1
+			for j := i + 1; j < len(lines); j++ {
+				if strings.HasPrefix(strings.TrimSpace(lines[j]), "```") {
+					end = j
+					break
+				}
+			}
+			if end >= 0 {
+				b.WriteString("```\n")
+				b.WriteString(escape(strings.Join(lines[i+1:end], "\n")))
+				b.WriteString("\n```")
+				i = end
+				if i < len(lines)-1 {
+					b.WriteByte('\n')
+				}
+				continue
+			}
+		}
+		b.WriteString(convertLine(line))
+		if i < len(lines)-1 {
+			b.WriteByte('\n')
+		}
+	}
+	return b.String()
+}
+
+func convertLine(line string) string {
+	trimmed := strings.TrimLeft(line, " ")
+	indent := line[:len(line)-len(trimmed)]
+	n := 0
+	for n < len(trimmed) && n < 6 && trimmed[n] == '#' {
+		n++
+	}
+	if n > 0 && n < len(trimmed) && trimmed[n] == ' ' {
+		if h := strings.TrimSpace(trimmed[n:]); h != "" {
+			return indent + "*" + strings.Trim(inline(h), "*") + "*"
+		}
+	}
+	if strings.HasPrefix(trimmed, "* ") || strings.HasPrefix(trimmed, "- ") {
+		return indent + "• " + inline(trimmed[2:])
+	}
+	return inline(line)
+}
+
+// inline converts one line's inline markup.
+func inline(s string) string {
+	var b strings.Builder
+	for i := 0; i < len(s); {
+		rest := s[i:]
+		switch {
+		case rest[0] == '`':
+			if j := strings.IndexByte(rest[1:], '`'); j >= 0 {
+				b.WriteString("`" + escape(rest[1:1+j]) + "`")
+				i += j + 2
+				continue
+			}
+		case strings.HasPrefix(rest, "**") || strings.HasPrefix(rest, "__"):
+			if inner, n, ok := span(rest, rest[:2]); ok {
+				b.WriteString("*" + inline(inner) + "*")
+				i += n
+				continue
+			}
+		case strings.HasPrefix(rest, "~~"):
+			if inner, n, ok := span(rest, "~~"); ok {
+				b.WriteString("~" + inline(inner) + "~")
+				i += n
+				continue
+			}
+		case rest[0] == '*' || (rest[0] == '_' && (i == 0 || !isWord(s[i-1]))):
+			if inner, n, ok := span(rest, rest[:1]); ok && (rest[0] == '*' || n == len(rest) || !isWord(rest[n])) {
+				b.WriteString("_" + inline(inner) + "_")
+				i += n
+				continue
+			}
+		case rest[0] == '[':
+			if text, url, n, ok := link(rest); ok {
+				b.WriteString("<" + escape(url) + "|" + strings.NewReplacer("|", "/", ">", "›").Replace(escape(text)) + ">")
+				i += n
+				continue
+			}
+		}
+		b.WriteString(escape(rest[:1]))
+		i++
+	}
+	return b.String()
+}
+
+// span finds delim…delim at the start of s with non-blank content that
+// does not start or end with a space; n is the length consumed.
+func span(s, delim string) (inner string, n int, ok bool) {
+	body := s[len(delim):]
+	j := strings.Index(body, delim)
+	if j <= 0 {
+		return "", 0, false
+	}
+	inner = body[:j]
+	if strings.TrimSpace(inner) != inner {
+		return "", 0, false
+	}
+	return inner, len(delim) + j + len(delim), true
+}
+
+// link reads [text](url) at the start of s.
+func link(s string) (text, url string, n int, ok bool) {
+	close := strings.Index(s, "](")
+	if close < 1 {
+		return "", "", 0, false
+	}
+	end := strings.IndexByte(s[close+2:], ')')
+	if end < 1 {
+		return "", "", 0, false
+	}
+	text, url = s[1:close], s[close+2:close+2+end]
+	if strings.ContainsAny(url, " \t") || strings.Contains(text, "]") {
+		return "", "", 0, false
+	}
+	return text, url, close + 2 + end + 1, true
+}
+
+func isWord(c byte) bool {
+	return c == '_' || c >= '0' && c <= '9' || c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z'
+}

@@ -1,0 +1,84 @@
+package slack_test
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	"github.com/heraldgw/herald"
+	"github.com/heraldgw/herald/adapters"
+	"github.com/heraldgw/herald/adapters/slack"
+	"github.com/heraldgw/herald/adapters/slack/slacktest"
+)
+
+const (
+	botToken      = "xoxb-0000-test-bot-token"
+	appToken      = "xapp-1-test-app-token-0000"
+	signingSecret = "8f742231b10e8888abcd99yyyzzz85a5"
+	// wait bounds every wait for an event that should come at once
+	wait = 10 * time.Second
+)
+
+func ctxT(t *testing.T) context.Context {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), wait)
+	t.Cleanup(cancel)
+	return ctx
+}
+
+func newFake(t *testing.T) *slacktest.Server {
+	t.Helper()
+	srv := slacktest.New(slacktest.Options{BotToken: botToken, AppToken: appToken, PingInterval: 200 * time.Millisecond})
+	t.Cleanup(srv.Close)
+	return srv
+}
+
+func newAdapter(srv *slacktest.Server, mods ...func(*slack.Config)) *slack.Adapter {
+	cfg := slack.Config{BotToken: botToken, AppToken: appToken, SigningSecret: signingSecret, APIURL: srv.APIURL(), PingInterval: 5 * time.Second}
+	for _, m := range mods {
+		m(&cfg)
+	}
+	return slack.New(cfg)
+}
+
+// chanSink is a Sink that hands every message to a channel.
+type chanSink chan herald.Message
+
+func (s chanSink) Receive(ctx context.Context, m herald.Message) *adapters.Receipt {
+	select {
+	case s <- m:
+	case <-ctx.Done():
+	}
+	return adapters.Resolved(adapters.Outcome{Status: adapters.StatusDone})
+}
+
+func (s chanSink) next(t *testing.T) herald.Message {
+	t.Helper()
+	select {
+	case m := <-s:
+		return m
+	case <-time.After(wait):
+		t.Fatal("no message reached the sink")
+		return herald.Message{}
+	}
+}
+
+// run runs the adapter until the test ends and returns its error channel.
+func run(t *testing.T, ad *slack.Adapter, sink adapters.Sink) <-chan error {
+	t.Helper()
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- ad.Run(ctx, sink) }()
+	t.Cleanup(func() {
+		cancel()
+		select {
+		case err := <-done:
+			if err != nil {
+				t.Errorf("Run after cancel = %v, want nil", err)
+			}
+		case <-time.After(wait):
+			t.Error("Run did not return after cancel")
+		}
+	})
+	return done
+}

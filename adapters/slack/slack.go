@@ -1,0 +1,335 @@
+package slack
+
+// slack.go is the adapter: its configuration, Run in both modes, and the
+// health state.
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net/http"
+	"runtime/debug"
+	"strings"
+	"sync"
+	"time"
+
+	slackapi "github.com/slack-go/slack"
+	"github.com/slack-go/slack/slackevents"
+	"github.com/slack-go/slack/socketmode"
+
+	"github.com/heraldgw/herald"
+	"github.com/heraldgw/herald/adapters"
+)
+
+// MaxLength is the longest message herald sends to Slack. Slack accepts
+// up to 40,000 characters but recommends 4,000 per message for reading.
+const MaxLength = 4000
+
+// Modes.
+const (
+	ModeSocket = "socket"
+	ModeEvents = "events"
+)
+
+// DefaultEventsListen is where the Events API receiver listens when no
+// address is configured.
+const DefaultEventsListen = "127.0.0.1:3000"
+
+// DefaultAPIURL is Slack's Web API base.
+const DefaultAPIURL = "https://slack.com/api/"
+
+// Config configures the adapter.
+type Config struct {
+	// BotToken (xoxb-…, SLACK_BOT_TOKEN) is used for every Web API call.
+	BotToken string
+	// AppToken (xapp-…, SLACK_APP_TOKEN) opens Socket Mode connections.
+	AppToken string
+	// SigningSecret (SLACK_SIGNING_SECRET) verifies Events API requests.
+	SigningSecret string
+	// APIURL is the Web API base, with a trailing slash (default
+	// DefaultAPIURL); point it at a fake or a proxy.
+	APIURL string
+	// Mode is ModeSocket (default) or ModeEvents.
+	Mode string
+	// EventsListen is the address of the Events API receiver (mode
+	// events; default DefaultEventsListen). It accepts POSTs on any path.
+	EventsListen string
+	// OnListen, if set, is told the receiver's address once it listens.
+	OnListen func(addr string)
+	// HomeChannel is the channel a bare "slack" target delivers to.
+	HomeChannel string
+	// HTTPClient is used for the Web API (default: 30 s timeout).
+	HTTPClient *http.Client
+	// PingInterval is how long Socket Mode waits for a server ping before
+	// it reconnects (slack-go's default, 30 s, when zero).
+	PingInterval time.Duration
+	Log          *slog.Logger
+	Redactor     *herald.Redactor
+}
+
+// Adapter is the Slack platform.
+type Adapter struct {
+	cfg Config
+	log *slog.Logger
+	api *slackapi.Client
+
+	mu      sync.Mutex
+	health  string
+	botUser string            // the bot's user id, from auth.test
+	threads *boundedSet       // threads the bot took part in
+	edits   map[string]string // channel/ts → last text, for skipping identical edits
+	editQ   []string
+}
+
+var (
+	_ adapters.Adapter       = (*Adapter)(nil)
+	_ adapters.Editor        = (*Adapter)(nil)
+	_ adapters.Healther      = (*Adapter)(nil)
+	_ adapters.HomeChanneler = (*Adapter)(nil)
+)
+
+// New builds the adapter; nothing connects until Run.
+func New(cfg Config) *Adapter {
+	if cfg.Log == nil {
+		cfg.Log = slog.New(slog.DiscardHandler)
+	}
+	if cfg.Redactor == nil {
+		cfg.Redactor = herald.NewRedactor()
+	}
+	cfg.Redactor.Add(cfg.BotToken, cfg.AppToken, cfg.SigningSecret)
+	if cfg.APIURL == "" {
+		cfg.APIURL = DefaultAPIURL
+	}
+	if !strings.HasSuffix(cfg.APIURL, "/") {
+		// slack-go appends method names directly to the base
+		cfg.APIURL += "/"
+	}
+	if cfg.Mode == "" {
+		cfg.Mode = ModeSocket
+	}
+	if cfg.EventsListen == "" {
+		cfg.EventsListen = DefaultEventsListen
+	}
+	if cfg.HTTPClient == nil {
+		cfg.HTTPClient = &http.Client{Timeout: 30 * time.Second}
+	}
+	a := &Adapter{cfg: cfg, log: cfg.Log, health: "starting", threads: newBoundedSet(10000), edits: map[string]string{}}
+	opts := []slackapi.Option{
+		slackapi.OptionAPIURL(cfg.APIURL),
+		slackapi.OptionHTTPClient(cfg.HTTPClient),
+		slackapi.OptionLog(libLogger{a}),
+	}
+	if cfg.AppToken != "" {
+		opts = append(opts, slackapi.OptionAppLevelToken(cfg.AppToken))
+	}
+	a.api = slackapi.New(cfg.BotToken, opts...)
+	return a
+}
+
+// Platform implements adapters.Adapter.
+func (a *Adapter) Platform() herald.Platform { return herald.PlatformSlack }
+
+// Limits implements adapters.Adapter: 4,000 characters.
+func (a *Adapter) Limits() adapters.Limits { return adapters.Limits{MaxLength: MaxLength} }
+
+// HomeChannel implements adapters.HomeChanneler.
+func (a *Adapter) HomeChannel() string { return a.cfg.HomeChannel }
+
+// Health implements adapters.Healther.
+func (a *Adapter) Health() string {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	return a.health
+}
+
+func (a *Adapter) setHealth(s string) {
+	a.mu.Lock()
+	a.health = s
+	a.mu.Unlock()
+}
+
+func (a *Adapter) botUserID() string {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	return a.botUser
+}
+
+// fail records why Run is returning: "failed: …" when the gateway will
+// not restart the adapter, "reconnecting: …" when it will.
+func (a *Adapter) fail(err error) error {
+	state := "reconnecting: "
+	if adapters.IsFatal(err) {
+		state = "failed: "
+	}
+	a.setHealth(state + a.cfg.Redactor.Redact(err.Error()))
+	return err
+}
+
+// Run implements adapters.Adapter. It checks the bot token with auth.test
+// (learning the bot's user id), then serves Socket Mode or the Events API
+// until ctx ends.
+func (a *Adapter) Run(ctx context.Context, sink adapters.Sink) error {
+	if a.cfg.BotToken == "" {
+		return a.fail(&adapters.FatalError{Msg: "slack: no bot token: set SLACK_BOT_TOKEN (or platforms.slack.bot_token)"})
+	}
+	switch a.cfg.Mode {
+	case ModeSocket:
+		if a.cfg.AppToken == "" {
+			return a.fail(&adapters.FatalError{Msg: "slack: Socket Mode needs an app-level token: set SLACK_APP_TOKEN (or platforms.slack.app_token), or use mode: events"})
+		}
+	case ModeEvents:
+		if a.cfg.SigningSecret == "" {
+			return a.fail(&adapters.FatalError{Msg: "slack: the Events API needs the signing secret: set SLACK_SIGNING_SECRET (or platforms.slack.signing_secret)"})
+		}
+	default:
+		return a.fail(&adapters.FatalError{Msg: fmt.Sprintf("slack: platforms.slack.mode %q is not socket or events", a.cfg.Mode)})
+	}
+	a.setHealth("connecting")
+	auth, err := a.api.AuthTestContext(ctx)
+	if err != nil {
+		if ctx.Err() != nil {
+			return nil
+		}
+		return a.fail(mapError("auth.test", err, "SLACK_BOT_TOKEN"))
+	}
+	a.mu.Lock()
+	a.botUser = auth.UserID
+	a.mu.Unlock()
+	a.log.Info("slack bot authenticated", "user_id", auth.UserID, "team_id", auth.TeamID, "mode", a.cfg.Mode)
+
+	if a.cfg.Mode == ModeEvents {
+		return a.runEvents(ctx, sink)
+	}
+	return a.runSocket(ctx, sink)
+}
+
+// runSocket runs slack-go's Socket Mode client. Its Events channel is
+// drained by one goroutine that acks each envelope before handing the
+// event on; Run waits for it.
+func (a *Adapter) runSocket(ctx context.Context, sink adapters.Sink) error {
+	var opts []socketmode.Option
+	if a.cfg.PingInterval > 0 {
+		opts = append(opts, socketmode.OptionPingInterval(a.cfg.PingInterval))
+	}
+	opts = append(opts, socketmode.OptionLog(libLogger{a}))
+	sm := socketmode.New(a.api, opts...)
+
+	runCtx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	done := make(chan struct{})
+	var wg sync.WaitGroup
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		for {
+			select {
+			case ev := <-sm.Events:
+				a.safeSocketEvent(runCtx, sm, sink, ev)
+			case <-done:
+				return
+			case <-runCtx.Done():
+				return
+			}
+		}
+	}()
+	err := sm.RunContext(runCtx)
+	// RunContext sends its events synchronously, so none can follow it
+	close(done)
+	wg.Wait()
+	if ctx.Err() != nil {
+		a.setHealth("stopped")
+		return nil
+	}
+	if err == nil {
+		err = errors.New("socket mode stopped")
+	}
+	return a.fail(mapError("socket mode", err, "SLACK_APP_TOKEN"))
+}
+
+// safeSocketEvent is the recover boundary of the drain goroutine: a bad
+// event is logged and dropped, and the connection goes on.
+func (a *Adapter) safeSocketEvent(ctx context.Context, sm *socketmode.Client, sink adapters.Sink, ev socketmode.Event) {
+	defer func() {
+		if x := recover(); x != nil {
+			a.log.Error("slack event handling panicked; event dropped", "type", ev.Type, "panic", fmt.Sprint(x), "stack", string(debug.Stack()))
+		}
+	}()
+	a.socketEvent(ctx, sm, sink, ev)
+}
+
+// ackTimeout bounds writing an ack; Slack's window is 3 s.
+const ackTimeout = 2 * time.Second
+
+func (a *Adapter) socketEvent(ctx context.Context, sm *socketmode.Client, sink adapters.Sink, ev socketmode.Event) {
+	switch ev.Type {
+	case socketmode.EventTypeConnecting:
+		if a.Health() == "connected" {
+			a.setHealth("reconnecting")
+		}
+	case socketmode.EventTypeConnected:
+		a.setHealth("connected")
+		a.log.Info("slack socket mode connected")
+	case socketmode.EventTypeConnectionError:
+		var detail string
+		if ce, ok := ev.Data.(*slackapi.ConnectionErrorEvent); ok && ce.ErrorObj != nil {
+			detail = a.cfg.Redactor.Redact(ce.ErrorObj.Error())
+		}
+		a.setHealth("reconnecting")
+		a.log.Warn("slack socket mode connection failed; retrying", "err", detail)
+	case socketmode.EventTypeErrorBadMessage:
+		// an envelope slack-go could not parse still needs its ack, or
+		// Slack re-sends it forever
+		if bm, ok := ev.Data.(*socketmode.ErrorBadMessage); ok {
+			var env struct {
+				EnvelopeID string `json:"envelope_id"`
+			}
+			if json.Unmarshal(bm.Message, &env) == nil && env.EnvelopeID != "" {
+				a.ack(ctx, sm, env.EnvelopeID)
+			}
+			a.log.Warn("slack sent an event herald could not read; acknowledged and dropped", "err", bm.Cause)
+		}
+	case socketmode.EventTypeEventsAPI, socketmode.EventTypeSlashCommand, socketmode.EventTypeInteractive:
+		if ev.Request != nil && ev.Request.EnvelopeID != "" {
+			a.ack(ctx, sm, ev.Request.EnvelopeID)
+		}
+		if ev.Type != socketmode.EventTypeEventsAPI {
+			return
+		}
+		if api, ok := ev.Data.(slackevents.EventsAPIEvent); ok {
+			if ev.Request != nil && ev.Request.RetryAttempt > 0 {
+				a.log.Debug("slack re-delivered an envelope", "envelope_id", ev.Request.EnvelopeID, "retry_attempt", ev.Request.RetryAttempt, "reason", ev.Request.RetryReason)
+			}
+			a.handle(ctx, sink, api)
+		}
+	}
+}
+
+func (a *Adapter) ack(ctx context.Context, sm *socketmode.Client, envelopeID string) {
+	actx, cancel := context.WithTimeout(ctx, ackTimeout)
+	defer cancel()
+	if err := sm.AckCtx(actx, envelopeID, nil); err != nil {
+		a.log.Warn("slack ack failed", "envelope_id", envelopeID, "err", err)
+	}
+}
+
+// handle turns one Events API callback into a message for the sink.
+func (a *Adapter) handle(ctx context.Context, sink adapters.Sink, ev slackevents.EventsAPIEvent) {
+	if ev.Type != slackevents.CallbackEvent {
+		return
+	}
+	m, ok := a.translate(ev.InnerEvent.Data)
+	if !ok {
+		return
+	}
+	sink.Receive(ctx, m)
+}
+
+// libLogger sends slack-go's log lines to slog at debug level, redacted.
+type libLogger struct{ a *Adapter }
+
+func (l libLogger) Output(_ int, s string) error {
+	l.a.log.Debug("slack-go: " + l.a.cfg.Redactor.Redact(strings.TrimSpace(s)))
+	return nil
+}

@@ -1,0 +1,23 @@
+// Package slacktest is a fake Slack for tests: the Web API methods a bot
+// uses (auth.test, apps.connections.open, chat.postMessage, chat.update)
+// and the Socket Mode websocket (hello, events_api envelopes with
+// envelope_id, acks, server pings, disconnect), on 127.0.0.1. The real
+// slack-go client connects to it with slack.OptionAPIURL(srv.APIURL()).
+//
+// A test injects inbound events (DM, channel mention, thread reply, any
+// raw event), reads what the bot posted in order, makes the next posts
+// fail (429 with Retry-After, or an API error such as invalid_auth),
+// drops or disconnects the websocket, re-delivers an envelope, and checks
+// that every envelope was acknowledged in time. Sign builds the signature
+// headers of an Events API request.
+//
+// Envelopes injected while no client is connected are queued and sent,
+// in order, when one connects; as with Slack, envelopes a connection took
+// but never acknowledged are sent again (retry_attempt > 0) on the next. Every method is safe for concurrent use;
+// Wait* methods block until their condition holds or ctx ends. The fake
+// never checks scopes or rate limits unless told to fail.
+//
+// Users of herald can drive their own hooks through a real gateway with
+// it; slack-go's own slacktest speaks the legacy RTM protocol and cannot
+// drive Socket Mode.
+package slacktest
