@@ -1,0 +1,363 @@
+package cmd
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/heraldgw/herald/hooks"
+)
+
+// Shell hooks: the hooks: block of config.yaml, attached in the gateway
+// and in herald chat, and the `herald hooks` subcommands that test,
+// approve, revoke and check them.
+
+func init() {
+	gatewayHooks = append(gatewayHooks, startShellHooks)
+	chatHooks = append(chatHooks, startShellHooks)
+	hooksSubcommands["test"] = hooksTest
+	hooksSubcommands["allow"] = hooksAllow
+	hooksSubcommands["revoke"] = hooksRevoke
+	hooksSubcommands["rm"] = hooksRevoke
+	hooksSubcommands["remove"] = hooksRevoke
+	hooksSubcommands["doctor"] = hooksDoctor
+	hookListers = append(hookListers, listShellHooks)
+}
+
+func (a *app) shellSpecs(logIt bool) []hooks.ShellSpec {
+	specs, warns, infos := hooks.ParseShellHooks(a.cfg.Hooks.Node)
+	if logIt {
+		for _, w := range warns {
+			a.log.Warn(w)
+		}
+		for _, i := range infos {
+			a.log.Info(i)
+		}
+	}
+	return specs
+}
+
+func (a *app) allowlist() hooks.Allowlist {
+	return hooks.Allowlist{Path: filepath.Join(a.home, hooks.AllowlistFile)}
+}
+
+func (a *app) shellRunner() *hooks.ShellRunner {
+	return &hooks.ShellRunner{Environ: hookEnviron(a), Log: a.log.With("component", "shell-hooks"), Lookup: func(k string) (string, bool) {
+		if v, ok := os.LookupEnv(k); ok {
+			return v, true
+		}
+		v, ok := a.cfg.Env[k]
+		return v, ok
+	}}
+}
+
+// acceptHooks is every non-interactive consent source.
+func (a *app) acceptHooks() bool {
+	if a.e.acceptHooks || truthy(a.e.getenv("HERALD_ACCEPT_HOOKS")) || truthy(a.e.getenv("HERMES_ACCEPT_HOOKS")) {
+		return true
+	}
+	n := a.cfg.HooksAutoAccept.Node
+	return n != nil && hooks.Truthy(n.Tag, n.Value)
+}
+
+func startShellHooks(ctx context.Context, a *app, g *gatewayParts) (func(), error) {
+	specs := a.shellSpecs(true)
+	if len(specs) == 0 {
+		return nil, nil
+	}
+	c := &hooks.Consent{List: a.allowlist(), Accept: a.acceptHooks()}
+	if a.e.interactive {
+		c.In, c.Out = a.e.stdin, a.e.stdout
+	}
+	sh := &hooks.ShellHooks{Registry: a.hooks, Runner: a.shellRunner(), Consent: c}
+	for _, r := range sh.Register(specs) {
+		if r.Warning != "" {
+			a.log.Warn(r.Warning)
+		}
+		switch {
+		case r.Blocker:
+			a.log.Warn("fail_closed shell hook is not approved: its tool calls are blocked until it is", "hook", r.Spec.Command, "event", r.Spec.Event)
+		case r.Running:
+			a.log.Info("shell hook registered", "event", r.Spec.Event, "hook", r.Spec.Command)
+		}
+	}
+	return nil, nil
+}
+
+func listShellHooks(ctx context.Context, e *env, a *app) error {
+	specs := a.shellSpecs(false)
+	if len(specs) == 0 {
+		fmt.Fprintln(e.stdout, "No shell hooks configured in config.yaml.")
+		return nil
+	}
+	list := a.allowlist()
+	fmt.Fprintf(e.stdout, "Configured shell hooks (%d total):\n", len(specs))
+	for _, ev := range hooks.SortedEvents(specs) {
+		fmt.Fprintf(e.stdout, "  [%s]\n", ev)
+		for _, s := range specs {
+			if s.Event != ev {
+				continue
+			}
+			status := "✗ not allowlisted"
+			entry, ok := list.Find(s.Event, s.Command)
+			changed := ok && entry.ScriptSHA256 != "" && entry.ScriptSHA256 != hooks.ScriptHash(s.Command)
+			switch {
+			case ok && !changed:
+				status = "✓ allowed"
+			case changed:
+				status = "✗ changed since approval"
+			}
+			extra := ""
+			if s.FailClosed {
+				extra += ", fail_closed"
+			}
+			if s.Dialect != "" {
+				extra += ", dialect=" + s.Dialect
+			}
+			fmt.Fprintf(e.stdout, "    - %s matcher=%q (timeout=%ds%s, %s)\n", s.Command, s.Matcher, int(s.Timeout.Seconds()), extra, status)
+			if ok {
+				fmt.Fprintf(e.stdout, "      approved_at: %s\n", entry.ApprovedAt)
+			}
+		}
+	}
+	return nil
+}
+
+// samplePayloads are realistic payloads for `herald hooks test`.
+func samplePayload(event, tool string) any {
+	if tool == "" {
+		tool = "terminal"
+	}
+	switch event {
+	case hooks.PreToolCallHook:
+		return &hooks.PreToolCall{ToolName: tool, Args: map[string]any{"command": "echo hello"}, TaskID: "test-session", SessionID: "test-session", ToolCallID: "call_test"}
+	case hooks.PostToolCallHook, hooks.TransformToolResultHook:
+		return &hooks.ToolResult{ToolName: tool, Args: map[string]any{"command": "echo hello"}, Result: `{"output":"hello\n","exit_code":0}`, TaskID: "test-session", SessionID: "test-session", ToolCallID: "call_test", DurationMS: 12}
+	case hooks.PreLLMCallHook:
+		return &hooks.PreLLMCall{SessionID: "test-session", UserMessage: "What's in this directory?", IsFirstTurn: true, Model: "gpt-4o-mini", Platform: "cli", ConversationHistory: []hooks.HistoryMessage{}}
+	case hooks.PostLLMCallHook:
+		return &hooks.PostLLMCall{SessionID: "test-session", UserMessage: "hi", AssistantResponse: "Hello!", Model: "gpt-4o-mini", Platform: "cli", ConversationHistory: []hooks.HistoryMessage{}}
+	case hooks.SubagentStopHook:
+		role, sum := "researcher", "done"
+		return &hooks.SubagentStop{ParentSessionID: "test-session", ChildRole: &role, ChildSummary: &sum, ChildStatus: "completed", DurationMS: 1500}
+	case hooks.TransformTerminalOutputHook:
+		return &hooks.TerminalOutput{Command: "ls", Output: "a\nb\n", Cwd: ".", TaskID: "test-session", EnvType: "local"}
+	case hooks.TransformLLMOutputHook:
+		return &hooks.LLMOutput{ResponseText: "Hello!", SessionID: "test-session", Model: "gpt-4o-mini", Platform: "cli"}
+	}
+	return map[string]any{"session_id": "test-session"}
+}
+
+func hooksTest(ctx context.Context, e *env, args []string) error {
+	fs := e.flags("hooks test")
+	forTool := fs.String("for-tool", "", "only hooks whose matcher matches this tool, with it as tool_name")
+	payloadFile := fs.String("payload-file", "", "a JSON object merged over the sample payload")
+	pos, err := parse(fs, args)
+	if err != nil {
+		return err
+	}
+	if len(pos) != 1 {
+		return usagef("usage: herald hooks test <event> [--for-tool X] [--payload-file F]")
+	}
+	event := pos[0]
+	if !hooks.Known(event) {
+		return &exitError{code: 2, msg: fmt.Sprintf("Unknown event: %q (valid: %s)", event, strings.Join(hooks.Names(), ", "))}
+	}
+	a, err := e.newApp(appOptions{quiet: true})
+	if err != nil {
+		return err
+	}
+	defer a.close()
+	payload := samplePayload(event, *forTool)
+	if *payloadFile != "" {
+		b, err := os.ReadFile(*payloadFile)
+		if err != nil {
+			return err
+		}
+		var over map[string]any
+		if err := json.Unmarshal(b, &over); err != nil {
+			return fmt.Errorf("%s: not a JSON object: %w", *payloadFile, err)
+		}
+		base, _ := json.Marshal(payload)
+		m := map[string]any{}
+		json.Unmarshal(base, &m)
+		for k, v := range over {
+			m[k] = v
+		}
+		payload = m
+	}
+	runner := a.shellRunner()
+	n := 0
+	for _, s := range a.shellSpecs(false) {
+		if s.Event != event || (*forTool != "" && !s.Matches(*forTool)) {
+			continue
+		}
+		n++
+		in, err := s.Payload(event, payload)
+		if err != nil {
+			return err
+		}
+		fmt.Fprintf(e.stdout, "── %s (%s)\n", s.Command, s.Where)
+		res := runner.Run(ctx, &s, in)
+		if res.SpawnErr != nil {
+			fmt.Fprintf(e.stdout, "  error: %v\n", res.SpawnErr)
+		}
+		fmt.Fprintf(e.stdout, "  exit=%d elapsed=%.3fs%s\n", res.Exit, res.Elapsed.Seconds(), map[bool]string{true: " (timed out)"}[res.TimedOut])
+		fmt.Fprintf(e.stdout, "  stdout: %s\n  stderr: %s\n", clip(res.Stdout), clip(res.Stderr))
+		v, aerr := s.Answer(res)
+		switch {
+		case aerr != nil:
+			fmt.Fprintf(e.stdout, "  parsed: <error: %v>%s\n", aerr, map[bool]string{true: " — fail_closed: this blocks the call"}[s.FailClosed])
+		case v == nil:
+			fmt.Fprintln(e.stdout, "  parsed: <none — hook contributed nothing to the dispatcher>")
+		default:
+			b, _ := json.Marshal(v)
+			fmt.Fprintf(e.stdout, "  parsed (herald wire shape): %s\n", b)
+		}
+	}
+	if n == 0 {
+		fmt.Fprintf(e.stdout, "No shell hooks configured for %s.\n", event)
+	}
+	return nil
+}
+
+func clip(b []byte) string {
+	s := strings.TrimSpace(string(b))
+	if len(s) > 400 {
+		s = s[:400] + "…"
+	}
+	if s == "" {
+		return "(empty)"
+	}
+	return s
+}
+
+func hooksAllow(ctx context.Context, e *env, args []string) error {
+	fs := e.flags("hooks allow")
+	pos, err := parse(fs, args)
+	if err != nil {
+		return err
+	}
+	if len(pos) != 2 {
+		return usagef("usage: herald hooks allow <event> <command>")
+	}
+	a, err := e.newApp(appOptions{quiet: true})
+	if err != nil {
+		return err
+	}
+	defer a.close()
+	if !hooks.Known(pos[0]) {
+		return &exitError{code: 2, msg: fmt.Sprintf("Unknown event: %q", pos[0])}
+	}
+	if err := a.allowlist().Approve(pos[0], pos[1]); err != nil {
+		return err
+	}
+	fmt.Fprintf(e.stdout, "Approved shell hook for %s: %s\n(takes effect at the next gateway start)\n", pos[0], pos[1])
+	return nil
+}
+
+func hooksRevoke(ctx context.Context, e *env, args []string) error {
+	fs := e.flags("hooks revoke")
+	pos, err := parse(fs, args)
+	if err != nil {
+		return err
+	}
+	if len(pos) != 1 {
+		return usagef("usage: herald hooks revoke <command>")
+	}
+	a, err := e.newApp(appOptions{quiet: true})
+	if err != nil {
+		return err
+	}
+	defer a.close()
+	n, err := a.allowlist().Revoke(pos[0])
+	if err != nil {
+		return err
+	}
+	if n == 0 {
+		fmt.Fprintf(e.stdout, "No allowlist entry found for command: %s\n", pos[0])
+		return nil
+	}
+	fmt.Fprintf(e.stdout, "Removed %d allowlist %s for: %s\n(restart the gateway for it to take effect)\n", n, map[bool]string{true: "entry", false: "entries"}[n == 1], pos[0])
+	return nil
+}
+
+func hooksDoctor(ctx context.Context, e *env, args []string) error {
+	fs := e.flags("hooks doctor")
+	if _, err := parse(fs, args); err != nil {
+		return err
+	}
+	a, err := e.newApp(appOptions{quiet: true})
+	if err != nil {
+		return err
+	}
+	defer a.close()
+	specs := a.shellSpecs(false)
+	if len(specs) == 0 {
+		fmt.Fprintln(e.stdout, "No shell hooks configured in config.yaml.")
+		return nil
+	}
+	list, runner := a.allowlist(), a.shellRunner()
+	problems := 0
+	for _, s := range specs {
+		fmt.Fprintf(e.stdout, "%s [%s]\n", s.Command, s.Event)
+		path := hooks.ScriptPath(s.Command)
+		if st, err := os.Stat(path); err != nil {
+			if argv, _ := hooks.SplitCommand(s.Command); len(argv) > 0 && path == argv[0] {
+				fmt.Fprintf(e.stdout, "  ✗ %s not found\n", path)
+				problems++
+			}
+		} else if argv, _ := hooks.SplitCommand(s.Command); len(argv) > 0 && argv[0] == path && st.Mode()&0o111 == 0 {
+			fmt.Fprintf(e.stdout, "  ✗ %s is not executable (chmod +x)\n", path)
+			problems++
+		} else {
+			fmt.Fprintln(e.stdout, "  ✓ executable")
+		}
+		entry, ok := list.Find(s.Event, s.Command)
+		switch {
+		case !ok:
+			fmt.Fprintf(e.stdout, "  ✗ not allowlisted (herald hooks allow %s %q)\n", s.Event, s.Command)
+			problems++
+		case entry.ScriptSHA256 == "":
+			fmt.Fprintln(e.stdout, "  ⚠ approved without a script hash (a Hermes entry): approve again to bind it to the script")
+			problems++
+		case entry.ScriptSHA256 != hooks.ScriptHash(s.Command):
+			fmt.Fprintln(e.stdout, "  ⚠ script modified since approval")
+			problems++
+		default:
+			fmt.Fprintln(e.stdout, "  ✓ allowlisted, script unchanged since approval")
+		}
+		if !ok {
+			fmt.Fprintln(e.stdout, "  ℹ JSON smoke test skipped (not allowlisted: un-approved hooks are never run)")
+			continue
+		}
+		in, _ := s.Payload(s.Event, samplePayload(s.Event, ""))
+		sctx, cancel := context.WithTimeout(ctx, 30*time.Second)
+		res := runner.Run(sctx, &s, in)
+		cancel()
+		_, perr := s.Answer(res)
+		switch {
+		case res.SpawnErr != nil || res.TimedOut:
+			fmt.Fprintf(e.stdout, "  ✗ smoke test failed: %v\n", errors.Join(res.SpawnErr, perr))
+			problems++
+		case perr != nil:
+			fmt.Fprintf(e.stdout, "  ✗ smoke test: %v\n", perr)
+			problems++
+		case len(strings.TrimSpace(string(res.Stdout))) == 0:
+			fmt.Fprintf(e.stdout, "  ✓ smoke test: observer-only (empty stdout) in %.3fs\n", res.Elapsed.Seconds())
+		default:
+			fmt.Fprintf(e.stdout, "  ✓ smoke test: valid JSON in %.3fs\n", res.Elapsed.Seconds())
+		}
+	}
+	if problems > 0 {
+		fmt.Fprintf(e.stdout, "%d issue(s) found.\n", problems)
+		return &exitError{code: 1}
+	}
+	fmt.Fprintln(e.stdout, "All shell hooks look healthy.")
+	return nil
+}

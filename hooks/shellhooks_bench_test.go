@@ -1,0 +1,76 @@
+package hooks
+
+import (
+	"bytes"
+	"context"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"testing"
+	"time"
+)
+
+// Shell-hook overhead, side by side in one run (scripts/bench-hooks
+// prints them as ratios): a bare spawn of a script versus the same script
+// as a pre_tool_call shell hook through the registry, and four 100 ms
+// hooks on one event versus one.
+
+func benchScript(b *testing.B, body string) string {
+	p := filepath.Join(b.TempDir(), "h.sh")
+	os.WriteFile(p, []byte("#!/bin/sh\n"+body), 0o755)
+	return p
+}
+
+// BenchmarkShellBareSpawn is the floor: the script spawned with the same
+// payload on stdin and its output captured, as any hook protocol needs,
+// with nothing else around it.
+func BenchmarkShellBareSpawn(b *testing.B) {
+	p := benchScript(b, "cat >/dev/null; echo '{}'\n")
+	in, _ := ShellPayload(PreToolCallHook, &PreToolCall{ToolName: "terminal", Args: map[string]any{"command": "ls"}, SessionID: "s"})
+	for b.Loop() {
+		var out, errb bytes.Buffer
+		c := exec.Command(p)
+		c.Stdin, c.Stdout, c.Stderr = bytes.NewReader(in), &out, &errb
+		if err := c.Run(); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+func shellRegistry(b *testing.B, n int, body string) *Registry {
+	reg := NewRegistry(nil)
+	b.Cleanup(func() { reg.Close(context.Background()) })
+	sh := &ShellHooks{Registry: reg, Runner: &ShellRunner{Environ: os.Environ()}, Consent: &Consent{List: Allowlist{Path: filepath.Join(b.TempDir(), AllowlistFile)}, Accept: true}}
+	var specs []ShellSpec
+	for i := 0; i < n; i++ {
+		p := filepath.Join(b.TempDir(), "h.sh")
+		os.WriteFile(p, []byte("#!/bin/sh\n"+body), 0o755)
+		specs = append(specs, ShellSpec{Event: PreToolCallHook, Command: p, Timeout: 10 * time.Second})
+	}
+	sh.Register(specs)
+	return reg
+}
+
+func BenchmarkShellHookCall(b *testing.B) {
+	reg := shellRegistry(b, 1, "cat >/dev/null; echo '{}'\n")
+	p := &PreToolCall{ToolName: "terminal", Args: map[string]any{"command": "ls"}, SessionID: "s"}
+	for b.Loop() {
+		reg.PreToolCall(context.Background(), p)
+	}
+}
+
+func BenchmarkShellOneSlowHook(b *testing.B) {
+	reg := shellRegistry(b, 1, "cat >/dev/null; sleep 0.1; echo '{}'\n")
+	p := &PreToolCall{ToolName: "terminal", SessionID: "s"}
+	for b.Loop() {
+		reg.PreToolCall(context.Background(), p)
+	}
+}
+
+func BenchmarkShellFourSlowHooks(b *testing.B) {
+	reg := shellRegistry(b, 4, "cat >/dev/null; sleep 0.1; echo '{}'\n")
+	p := &PreToolCall{ToolName: "terminal", SessionID: "s"}
+	for b.Loop() {
+		reg.PreToolCall(context.Background(), p)
+	}
+}

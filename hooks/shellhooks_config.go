@@ -1,0 +1,209 @@
+package hooks
+
+import (
+	"fmt"
+	"regexp"
+	"sort"
+	"strconv"
+	"strings"
+	"time"
+
+	"go.yaml.in/yaml/v3"
+)
+
+// ShellSpec is one entry of the hooks: block of config.yaml.
+type ShellSpec struct {
+	// Event is the catalogue name (aliases already resolved).
+	Event string
+	// Where names the entry in diagnostics: hooks.<event>[i].
+	Where   string
+	Matcher string
+	matchRe *regexp.Regexp
+	Command string
+	Timeout time.Duration
+	// FailClosed blocks the tool call when the hook fails (pre_tool_call
+	// only).
+	FailClosed bool
+	// Dialect is "" (Hermes' payload) or "claude" (Claude Code's).
+	Dialect string
+	// Env names variables passed through although they look like secrets.
+	Env []string
+}
+
+// Shell-hook timeouts, as Hermes clamps them.
+const (
+	DefaultShellTimeout = 60 * time.Second
+	MaxShellTimeout     = 300 * time.Second
+)
+
+// reservedShellKeys are sub-keys of hooks: that are not events.
+var reservedShellKeys = map[string]bool{"python": true, "output_spill": true, "outbound": true}
+
+// eventAliases maps OpenHarness' and Claude Code's event names onto the
+// catalogue's.
+var eventAliases = map[string]string{
+	"pre_tool_use": PreToolCallHook, "post_tool_use": PostToolCallHook, "user_prompt_submit": PreLLMCallHook,
+	"session_start": OnSessionStartHook, "session_end": OnSessionEndHook, "stop": PostLLMCallHook,
+	"PreToolUse": PreToolCallHook, "PostToolUse": PostToolCallHook, "UserPromptSubmit": PreLLMCallHook,
+	"Stop": PostLLMCallHook, "SubagentStop": SubagentStopHook, "SessionStart": OnSessionStartHook, "SessionEnd": OnSessionEndHook,
+}
+
+// claudeNames is the Claude Code name of each catalogue point that has one.
+var claudeNames = map[string]string{
+	PreToolCallHook: "PreToolUse", PostToolCallHook: "PostToolUse", PreLLMCallHook: "UserPromptSubmit",
+	PostLLMCallHook: "Stop", SubagentStopHook: "SubagentStop", OnSessionStartHook: "SessionStart", OnSessionEndHook: "SessionEnd",
+}
+
+// Matches reports whether the spec applies to a tool name: no matcher
+// matches everything; otherwise the regular expression must match the
+// whole name (or, if it is not a valid expression, equal it).
+func (s *ShellSpec) Matches(tool string) bool {
+	if s.Matcher == "" {
+		return true
+	}
+	if s.matchRe != nil {
+		return s.matchRe.MatchString(tool)
+	}
+	return tool == s.Matcher
+}
+
+// ParseShellHooks reads the hooks: block as Hermes does: bad entries are
+// skipped with a warning naming hooks.<event>[i], never an error. infos
+// are notes such as an alias being used.
+func ParseShellHooks(n *yaml.Node) (specs []ShellSpec, warns, infos []string) {
+	if n == nil || n.Kind == 0 || (n.Kind == yaml.ScalarNode && n.Tag == "!!null") {
+		return nil, nil, nil
+	}
+	if n.Kind != yaml.MappingNode {
+		return nil, []string{fmt.Sprintf("config.yaml:%d: hooks must be a mapping of event names to lists of hooks; ignored", n.Line)}, nil
+	}
+	for i := 0; i+1 < len(n.Content); i += 2 {
+		k, v := n.Content[i], n.Content[i+1]
+		name := k.Value
+		if reservedShellKeys[name] {
+			continue
+		}
+		event := name
+		if alias, ok := eventAliases[name]; ok {
+			event = alias
+			infos = append(infos, fmt.Sprintf("hooks.%s is an alias of %s", name, alias))
+		}
+		if !Known(event) || event == "*" {
+			msg := fmt.Sprintf("config.yaml:%d: unknown hook event %q in hooks: config", k.Line, name)
+			if s := Suggest(name); s != "" {
+				msg += fmt.Sprintf(" — did you mean %q?", s)
+			} else {
+				names := Names()
+				sort.Strings(names)
+				msg += " (valid: " + strings.Join(names, ", ") + ")"
+			}
+			warns = append(warns, msg+"; skipped")
+			continue
+		}
+		if v.Kind == yaml.ScalarNode && v.Tag == "!!null" {
+			continue
+		}
+		if v.Kind != yaml.SequenceNode {
+			warns = append(warns, fmt.Sprintf("config.yaml:%d: hooks.%s must be a list of hook definitions; skipped", v.Line, name))
+			continue
+		}
+		pt, _ := Lookup(event)
+		for idx, e := range v.Content {
+			where := fmt.Sprintf("hooks.%s[%d]", name, idx)
+			spec, w, ok := parseShellEntry(e, event, where, pt)
+			for _, x := range w {
+				warns = append(warns, fmt.Sprintf("config.yaml:%d: %s", e.Line, x))
+			}
+			if ok {
+				specs = append(specs, spec)
+			}
+		}
+	}
+	return specs, warns, infos
+}
+
+func parseShellEntry(e *yaml.Node, event, where string, pt Point) (ShellSpec, []string, bool) {
+	var warns []string
+	s := ShellSpec{Event: event, Where: where, Timeout: DefaultShellTimeout}
+	if e.Kind != yaml.MappingNode {
+		return s, []string{where + " is not a mapping; skipped"}, false
+	}
+	fields := map[string]*yaml.Node{}
+	for i := 0; i+1 < len(e.Content); i += 2 {
+		fields[e.Content[i].Value] = e.Content[i+1]
+	}
+	if c := fields["command"]; c != nil && c.Kind == yaml.ScalarNode {
+		s.Command = strings.TrimSpace(c.Value)
+	}
+	if s.Command == "" {
+		return s, []string{where + " is missing a non-empty 'command' field; skipped"}, false
+	}
+	if m := fields["matcher"]; m != nil {
+		if m.Kind != yaml.ScalarNode {
+			warns = append(warns, where+".matcher must be a string; ignored")
+		} else if mv := strings.TrimSpace(m.Value); mv != "" {
+			if !pt.Tool {
+				warns = append(warns, fmt.Sprintf("%s: matcher=%q will be ignored at runtime (matchers apply to tool events only)", where, mv))
+			} else {
+				s.Matcher = mv
+				if re, err := regexp.Compile(`^(?:` + mv + `)$`); err == nil {
+					s.matchRe = re
+				} else {
+					warns = append(warns, fmt.Sprintf("%s: matcher %q is not a valid regular expression (%v); it is compared literally", where, mv, err))
+				}
+			}
+		}
+	}
+	if t := fields["timeout"]; t != nil {
+		secs, err := strconv.Atoi(strings.TrimSpace(t.Value))
+		switch {
+		case err != nil || t.Kind != yaml.ScalarNode:
+			warns = append(warns, fmt.Sprintf("%s.timeout %q is not a whole number of seconds; using 60", where, t.Value))
+		case secs < 1:
+			s.Timeout = DefaultShellTimeout
+		case time.Duration(secs)*time.Second > MaxShellTimeout:
+			warns = append(warns, fmt.Sprintf("%s.timeout %d is over the limit; clamping to 300", where, secs))
+			s.Timeout = MaxShellTimeout
+		default:
+			s.Timeout = time.Duration(secs) * time.Second
+		}
+	}
+	fc := fields["fail_closed"]
+	if fc == nil {
+		fc = fields["failClosed"]
+	}
+	if fc != nil {
+		on := strings.EqualFold(fc.Value, "true") || fc.Value == "1" || strings.EqualFold(fc.Value, "yes")
+		if event != PreToolCallHook {
+			if on {
+				warns = append(warns, where+".fail_closed only applies to pre_tool_call; ignored")
+			}
+		} else {
+			s.FailClosed = on
+		}
+	}
+	if d := fields["dialect"]; d != nil {
+		switch strings.ToLower(strings.TrimSpace(d.Value)) {
+		case "", "hermes":
+		case "claude":
+			s.Dialect = "claude"
+		default:
+			warns = append(warns, fmt.Sprintf("%s.dialect %q is not hermes or claude; using hermes", where, d.Value))
+		}
+	}
+	if env := fields["env"]; env != nil {
+		if env.Kind != yaml.SequenceNode {
+			warns = append(warns, where+".env must be a list of variable names; ignored")
+		} else {
+			for _, x := range env.Content {
+				if x.Value != "" {
+					s.Env = append(s.Env, x.Value)
+				}
+			}
+		}
+	}
+	if p := fields["persistent"]; p != nil && strings.EqualFold(p.Value, "true") {
+		warns = append(warns, where+".persistent is not supported by this herald; the hook is spawned per call")
+	}
+	return s, warns, true
+}

@@ -1,0 +1,312 @@
+package hooks
+
+import (
+	"bufio"
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+	"syscall"
+	"time"
+)
+
+// AllowlistFile is the consent file's name in the herald home, the same
+// as Hermes' so both can share a home.
+const AllowlistFile = "shell-hooks-allowlist.json"
+
+// Consented is one allowlist entry: Hermes' keys plus the script's SHA-256
+// at approval, so an edited script is noticed rather than trusted.
+type Consented struct {
+	Event        string  `json:"event"`
+	Command      string  `json:"command"`
+	ApprovedAt   string  `json:"approved_at"`
+	ScriptMtime  *string `json:"script_mtime_at_approval"`
+	ScriptSHA256 string  `json:"script_sha256,omitempty"`
+}
+
+// Allowlist is the consent file at Path.
+type Allowlist struct{ Path string }
+
+type allowlistDoc struct {
+	Approvals []Consented `json:"approvals"`
+}
+
+// Load reads the file; a missing or corrupt file is an empty allowlist.
+func (a Allowlist) Load() []Consented {
+	b, err := os.ReadFile(a.Path)
+	if err != nil {
+		return nil
+	}
+	var d allowlistDoc
+	if json.Unmarshal(b, &d) != nil {
+		return nil
+	}
+	return d.Approvals
+}
+
+// update runs fn on the entries under an exclusive flock on the sibling
+// .lock file and writes the result atomically (temp file + rename, 0600).
+func (a Allowlist) update(fn func([]Consented) []Consented) error {
+	lf, err := os.OpenFile(a.Path+".lock", os.O_CREATE|os.O_RDWR, 0o600)
+	if err != nil {
+		return fmt.Errorf("allowlist lock: %w", err)
+	}
+	defer lf.Close()
+	if err := syscall.Flock(int(lf.Fd()), syscall.LOCK_EX); err != nil {
+		return fmt.Errorf("allowlist lock: %w", err)
+	}
+	defer syscall.Flock(int(lf.Fd()), syscall.LOCK_UN)
+	next := fn(a.Load())
+	if next == nil {
+		next = []Consented{}
+	}
+	b, err := json.MarshalIndent(allowlistDoc{Approvals: next}, "", "  ")
+	if err != nil {
+		return err
+	}
+	tmp, err := os.CreateTemp(filepath.Dir(a.Path), ".shell-hooks-allowlist-*.tmp")
+	if err != nil {
+		return fmt.Errorf("allowlist write: %w", err)
+	}
+	defer os.Remove(tmp.Name())
+	if _, err := tmp.Write(append(b, '\n')); err != nil {
+		tmp.Close()
+		return err
+	}
+	if err := tmp.Chmod(0o600); err != nil {
+		tmp.Close()
+		return err
+	}
+	if err := tmp.Close(); err != nil {
+		return err
+	}
+	return os.Rename(tmp.Name(), a.Path)
+}
+
+// Approve records consent for (event, command), replacing an earlier
+// entry for the same pair.
+func (a Allowlist) Approve(event, command string) error {
+	entry := Consented{Event: event, Command: command, ApprovedAt: time.Now().UTC().Format("2006-01-02T15:04:05.000000Z")}
+	if p := ScriptPath(command); p != "" {
+		if st, err := os.Stat(p); err == nil {
+			m := st.ModTime().UTC().Format("2006-01-02T15:04:05.000000Z")
+			entry.ScriptMtime = &m
+		}
+	}
+	entry.ScriptSHA256 = ScriptHash(command)
+	return a.update(func(list []Consented) []Consented {
+		out := list[:0:0]
+		for _, x := range list {
+			if !(x.Event == event && x.Command == command) {
+				out = append(out, x)
+			}
+		}
+		return append(out, entry)
+	})
+}
+
+// Revoke removes every entry for command (any event) and says how many.
+func (a Allowlist) Revoke(command string) (int, error) {
+	n := 0
+	err := a.update(func(list []Consented) []Consented {
+		out := list[:0:0]
+		for _, x := range list {
+			if x.Command == command {
+				n++
+				continue
+			}
+			out = append(out, x)
+		}
+		return out
+	})
+	return n, err
+}
+
+// Find returns the entry for (event, command).
+func (a Allowlist) Find(event, command string) (Consented, bool) {
+	for _, x := range a.Load() {
+		if x.Event == event && x.Command == command {
+			return x, true
+		}
+	}
+	return Consented{}, false
+}
+
+var scriptExts = []string{".sh", ".bash", ".zsh", ".fish", ".py", ".pyw", ".rb", ".pl", ".lua", ".js", ".mjs", ".cjs", ".ts"}
+
+// ScriptPath resolves the script a command runs, as Hermes does: the
+// first word ending in a script extension, else the first containing "/"
+// or starting with "~", else the first.
+func ScriptPath(command string) string {
+	argv, err := SplitCommand(command)
+	if err != nil || len(argv) == 0 {
+		return ""
+	}
+	for _, w := range argv {
+		for _, ext := range scriptExts {
+			if strings.HasSuffix(w, ext) {
+				return w
+			}
+		}
+	}
+	for _, w := range argv {
+		if strings.Contains(w, "/") {
+			return w
+		}
+	}
+	return argv[0]
+}
+
+// ScriptHash is the SHA-256 of the script a command runs, or of the
+// command itself when no script file can be read.
+func ScriptHash(command string) string {
+	h := sha256.New()
+	if p := ScriptPath(command); p != "" {
+		if f, err := os.Open(p); err == nil {
+			defer f.Close()
+			if _, err := io.Copy(h, f); err == nil {
+				return hex.EncodeToString(h.Sum(nil))
+			}
+		}
+	}
+	h.Write([]byte(command))
+	return hex.EncodeToString(h.Sum(nil))
+}
+
+// Consent decides whether shell hooks may run.
+type Consent struct {
+	List Allowlist
+	// Accept is any of --accept-hooks, HERALD_ACCEPT_HOOKS,
+	// HERMES_ACCEPT_HOOKS or hooks_auto_accept.
+	Accept bool
+	// Prompt, when set (herald chat on a terminal), asks once per hook.
+	In  io.Reader
+	Out io.Writer
+}
+
+// ErrNotApproved is returned by Check for a hook that must not run.
+var ErrNotApproved = errors.New("shell hook not approved")
+
+// Check returns nil when the hook may run (recording new consent), and a
+// warning to log (possibly alongside a nil error).
+func (c *Consent) Check(s *ShellSpec) (warning string, err error) {
+	if e, ok := c.List.Find(s.Event, s.Command); ok {
+		switch {
+		case e.ScriptSHA256 == "":
+			return fmt.Sprintf("shell hook %q for %s was approved without a script hash (a Hermes entry); run `herald hooks allow %s %q` to bind the approval to the script's contents", s.Command, s.Event, s.Event, s.Command), nil
+		case e.ScriptSHA256 == ScriptHash(s.Command):
+			return "", nil
+		default:
+			return fmt.Sprintf("shell hook %q for %s changed since it was approved, so it is not trusted; review it, then run `herald hooks allow %s %q`", s.Command, s.Event, s.Event, s.Command), ErrNotApproved
+		}
+	}
+	if c.Accept {
+		if err := c.List.Approve(s.Event, s.Command); err != nil {
+			return "could not save the shell-hook approval (" + err.Error() + "); it holds for this run only", nil
+		}
+		return "", nil
+	}
+	if c.In != nil && c.Out != nil {
+		fmt.Fprintf(c.Out, "\n⚠ herald shell hook\n  Event:   %s\n  Command: %s\n  Commands run with your full user credentials.\nAllow this hook to run? [y/N]: ", s.Event, s.Command)
+		line, _ := bufio.NewReader(c.In).ReadString('\n')
+		switch strings.ToLower(strings.TrimSpace(line)) {
+		case "y", "yes":
+			if err := c.List.Approve(s.Event, s.Command); err != nil {
+				return "could not save the shell-hook approval (" + err.Error() + "); it holds for this run only", nil
+			}
+			return "", nil
+		}
+	}
+	return fmt.Sprintf("shell hook %q for %s is not approved, so it does not run; approve it with `herald hooks allow %s %q`, or start with --accept-hooks / HERALD_ACCEPT_HOOKS=1 / hooks_auto_accept: true", s.Command, s.Event, s.Event, s.Command), ErrNotApproved
+}
+
+// Truthy is Hermes' reading of a consent switch: the strings 1, true,
+// yes, on (any case) or a YAML boolean true; never an integer.
+func Truthy(tag, value string) bool {
+	switch tag {
+	case "!!bool":
+		return strings.EqualFold(value, "true")
+	case "!!str", "":
+		switch strings.ToLower(strings.TrimSpace(value)) {
+		case "1", "true", "yes", "on":
+			return true
+		}
+	}
+	return false
+}
+
+// ShellHooks registers the hooks: block into a registry.
+type ShellHooks struct {
+	Registry *Registry
+	Runner   *ShellRunner
+	Consent  *Consent
+}
+
+// RegisterResult says what happened to one spec.
+type RegisterResult struct {
+	Spec    ShellSpec
+	Running bool
+	// Blocker is set for an unapproved fail_closed pre_tool_call hook:
+	// it blocks its tool calls instead of letting them through.
+	Blocker bool
+	Warning string
+}
+
+// Register subscribes every approved spec (idempotent per event,
+// matcher and command), in declared order.
+func (h *ShellHooks) Register(specs []ShellSpec) []RegisterResult {
+	seen := map[string]bool{}
+	var out []RegisterResult
+	for _, s := range specs {
+		key := s.Event + "\x00" + s.Matcher + "\x00" + s.Command
+		if seen[key] {
+			continue
+		}
+		seen[key] = true
+		res := RegisterResult{Spec: s}
+		warn, err := h.Consent.Check(&s)
+		res.Warning = warn
+		sub := Subscription{Name: s.Command, Attach: AttachShell, Events: []string{s.Event}, Timeout: s.Timeout + 2*time.Second, FailClosed: s.FailClosed, Concurrent: true}
+		if s.Matcher != "" {
+			spec := s
+			sub.Matcher = spec.Matches
+		}
+		switch {
+		case err == nil:
+			sub.Handler = h.Runner.Handler(s)
+			res.Running = true
+		case s.FailClosed && s.Event == PreToolCallHook:
+			sub.Handler = func(ctx context.Context, ev Event) (any, error) {
+				return nil, errors.New("not approved (run `herald hooks allow` to approve it)")
+			}
+			res.Blocker = true
+		default:
+			out = append(out, res)
+			continue
+		}
+		h.Registry.Subscribe(sub)
+		out = append(out, res)
+	}
+	return out
+}
+
+// SortedEvents returns the events of specs, sorted, for listings.
+func SortedEvents(specs []ShellSpec) []string {
+	m := map[string]bool{}
+	for _, s := range specs {
+		m[s.Event] = true
+	}
+	var out []string
+	for k := range m {
+		out = append(out, k)
+	}
+	sort.Strings(out)
+	return out
+}

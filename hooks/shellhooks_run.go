@@ -1,0 +1,383 @@
+package hooks
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/google/shlex"
+)
+
+// ShellOutputCap bounds what is kept of a hook's stdout and stderr.
+const ShellOutputCap = 1 << 20
+
+// killGrace is how long a timed-out hook's process group has between
+// SIGTERM and SIGKILL.
+const killGrace = 500 * time.Millisecond
+
+// ShellRunner runs shell hooks.
+type ShellRunner struct {
+	// Environ is every hook's environment: the gateway's, secrets removed.
+	Environ []string
+	// Lookup returns a variable a spec opts back in with env:.
+	Lookup func(name string) (string, bool)
+	Log    *slog.Logger
+}
+
+// ShellRun is the outcome of one spawn.
+type ShellRun struct {
+	Argv     []string
+	Stdin    []byte
+	Stdout   []byte
+	Stderr   []byte
+	Exit     int
+	Elapsed  time.Duration
+	TimedOut bool
+	// SpawnErr is set when the command could not be started.
+	SpawnErr error
+	// Truncated is set when output went over ShellOutputCap.
+	Truncated bool
+}
+
+// SplitCommand splits a command line as a POSIX shell splits words, after
+// expanding a leading ~; it never runs a shell.
+func SplitCommand(command string) ([]string, error) {
+	argv, err := shlex.Split(expandHome(command))
+	if err != nil {
+		return nil, fmt.Errorf("command %q cannot be parsed: %w", command, err)
+	}
+	if len(argv) == 0 {
+		return nil, errors.New("empty command")
+	}
+	for i := range argv {
+		argv[i] = expandHome(argv[i])
+	}
+	return argv, nil
+}
+
+func expandHome(s string) string {
+	if s == "~" || strings.HasPrefix(s, "~/") {
+		if h, err := os.UserHomeDir(); err == nil {
+			return filepath.Join(h, s[1:])
+		}
+	}
+	return s
+}
+
+// Run spawns the spec's command with stdin, in its own process group,
+// killing the whole group (SIGTERM, then SIGKILL) on timeout.
+func (r *ShellRunner) Run(ctx context.Context, s *ShellSpec, stdin []byte) *ShellRun {
+	res := &ShellRun{Stdin: stdin, Exit: -1}
+	argv, err := SplitCommand(s.Command)
+	if err != nil {
+		res.SpawnErr = err
+		return res
+	}
+	res.Argv = argv
+	ctx, cancel := context.WithTimeout(ctx, s.Timeout)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, argv[0], argv[1:]...)
+	cmd.Env = r.environ(s)
+	cmd.Stdin = bytes.NewReader(stdin)
+	out := &capBuffer{max: ShellOutputCap}
+	errb := &capBuffer{max: ShellOutputCap}
+	cmd.Stdout, cmd.Stderr = out, errb
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	cmd.Cancel = func() error {
+		pid := cmd.Process.Pid
+		syscall.Kill(-pid, syscall.SIGTERM)
+		time.AfterFunc(killGrace, func() { syscall.Kill(-pid, syscall.SIGKILL) })
+		return nil
+	}
+	cmd.WaitDelay = killGrace + time.Second
+	start := time.Now()
+	err = cmd.Run()
+	res.Elapsed = time.Since(start)
+	res.Stdout, res.Stderr = out.Bytes(), errb.Bytes()
+	res.Truncated = out.over || errb.over
+	if cmd.ProcessState != nil {
+		res.Exit = cmd.ProcessState.ExitCode()
+	}
+	if ctx.Err() == context.DeadlineExceeded {
+		res.TimedOut = true
+		return res
+	}
+	var ee *exec.ExitError
+	if err != nil && !errors.As(err, &ee) && cmd.ProcessState == nil {
+		switch {
+		case errors.Is(err, exec.ErrNotFound) || errors.Is(err, os.ErrNotExist):
+			res.SpawnErr = fmt.Errorf("command not found: %s", argv[0])
+		case errors.Is(err, os.ErrPermission):
+			res.SpawnErr = fmt.Errorf("command not executable: %s", argv[0])
+		default:
+			res.SpawnErr = err
+		}
+	}
+	return res
+}
+
+func (r *ShellRunner) environ(s *ShellSpec) []string {
+	env := append([]string(nil), r.Environ...)
+	for _, name := range s.Env {
+		if r.Lookup == nil {
+			break
+		}
+		if v, ok := r.Lookup(name); ok {
+			env = setEnv(env, name, v)
+		}
+	}
+	return env
+}
+
+// capBuffer keeps the first max bytes and keeps draining the rest, so a
+// chatty hook never blocks on a full pipe.
+type capBuffer struct {
+	bytes.Buffer
+	max  int
+	over bool
+}
+
+func (b *capBuffer) Write(p []byte) (int, error) {
+	room := b.max - b.Len()
+	if len(p) > room {
+		b.over = true
+		if room > 0 {
+			b.Buffer.Write(p[:room])
+		}
+		return len(p), nil
+	}
+	return b.Buffer.Write(p)
+}
+
+// shellEnvelope is Hermes' stdin for shell hooks, keys in Hermes' order.
+type shellEnvelope struct {
+	HookEventName string          `json:"hook_event_name"`
+	ToolName      *string         `json:"tool_name"`
+	ToolInput     json.RawMessage `json:"tool_input"`
+	SessionID     string          `json:"session_id"`
+	Cwd           string          `json:"cwd"`
+	Extra         map[string]any  `json:"extra"`
+}
+
+// ShellPayload builds Hermes' stdin for an event: tool_name, args (as
+// tool_input, null unless an object) and session_id (falling back to
+// parent_session_id) lifted out of the payload, everything else under
+// extra.
+func ShellPayload(event string, payload any) ([]byte, error) {
+	kw, err := payloadMap(payload)
+	if err != nil {
+		return nil, err
+	}
+	env := shellEnvelope{HookEventName: event, ToolInput: json.RawMessage("null"), Extra: map[string]any{}}
+	if tn, ok := kw["tool_name"].(string); ok {
+		env.ToolName = &tn
+	}
+	if args, ok := kw["args"].(map[string]any); ok {
+		env.ToolInput, _ = json.Marshal(args)
+	}
+	sid, _ := kw["session_id"].(string)
+	if sid == "" {
+		sid, _ = kw["parent_session_id"].(string)
+	}
+	env.SessionID = sid
+	env.Cwd, _ = os.Getwd()
+	for k, v := range kw {
+		switch k {
+		case "tool_name", "args", "session_id", "parent_session_id":
+			continue
+		}
+		env.Extra[k] = v
+	}
+	return json.Marshal(env)
+}
+
+func payloadMap(payload any) (map[string]any, error) {
+	b, err := Context(payload)
+	if err != nil {
+		return nil, err
+	}
+	kw := map[string]any{}
+	if err := json.Unmarshal(b, &kw); err != nil {
+		return nil, err
+	}
+	return kw, nil
+}
+
+// claudeTools maps herald's tool names to Claude Code's, for the claude
+// dialect.
+var claudeTools = map[string]string{"terminal": "Bash", "write_file": "Write", "patch": "Edit", "read_file": "Read"}
+
+// ClaudePayload builds Claude Code's stdin for an event.
+func ClaudePayload(event string, payload any) ([]byte, error) {
+	kw, err := payloadMap(payload)
+	if err != nil {
+		return nil, err
+	}
+	cwd, _ := os.Getwd()
+	name := claudeNames[event]
+	if name == "" {
+		name = event
+	}
+	out := map[string]any{"hook_event_name": name, "session_id": kw["session_id"], "cwd": cwd, "transcript_path": "", "permission_mode": "default"}
+	if out["session_id"] == nil || out["session_id"] == "" {
+		out["session_id"] = kw["parent_session_id"]
+	}
+	if tn, ok := kw["tool_name"].(string); ok {
+		ct := tn
+		if c, ok := claudeTools[tn]; ok {
+			ct = c
+		}
+		out["tool_name"] = ct
+		args, _ := kw["args"].(map[string]any)
+		out["tool_input"] = toClaudeArgs(tn, args)
+		out["tool_use_id"] = kw["tool_call_id"]
+		if r, ok := kw["result"]; ok {
+			out["tool_response"] = r
+		}
+	}
+	switch event {
+	case PreLLMCallHook:
+		out["prompt"] = kw["user_message"]
+	case PostLLMCallHook:
+		out["last_assistant_message"] = kw["assistant_response"]
+		out["stop_hook_active"] = false
+	case SubagentStopHook:
+		out["agent_type"] = kw["child_role"]
+		out["last_assistant_message"] = kw["child_summary"]
+		out["stop_hook_active"] = false
+	case OnSessionStartHook:
+		out["source"] = "startup"
+		out["model"] = kw["model"]
+	case OnSessionEndHook:
+		out["reason"] = "other"
+	}
+	return json.Marshal(out)
+}
+
+// herald's file tools call the path "path"; Claude's call it "file_path".
+func toClaudeArgs(tool string, args map[string]any) map[string]any {
+	out := make(map[string]any, len(args))
+	for k, v := range args {
+		if k == "path" && (tool == "write_file" || tool == "patch" || tool == "read_file") {
+			k = "file_path"
+		}
+		out[k] = v
+	}
+	return out
+}
+
+func fromClaudeArgs(args map[string]any) map[string]any {
+	out := make(map[string]any, len(args))
+	for k, v := range args {
+		if k == "file_path" {
+			k = "path"
+		}
+		out[k] = v
+	}
+	return out
+}
+
+// Answer reads one run's outcome into the combiners' result, Hermes'
+// rules plus exit 2 and fail_closed: exit 2 on pre_tool_call blocks (the
+// message from stdout's JSON, else stderr's first 400 characters, else
+// the default); with fail_closed a spawn failure, timeout, non-zero exit
+// with no decision, or unparseable stdout is an error the combiner turns
+// into a block. Without it those are errors that fail open.
+func (s *ShellSpec) Answer(res *ShellRun) (any, error) {
+	if res.SpawnErr != nil {
+		return nil, res.SpawnErr
+	}
+	if res.TimedOut {
+		return nil, fmt.Errorf("timed out after %s", s.Timeout)
+	}
+	v, perr := ParseAnswer(s.Event, res.Stdout)
+	if s.Dialect == "claude" {
+		if d, ok := v.(*ToolDecision); ok && d.Args != nil {
+			d.Args = fromClaudeArgs(d.Args)
+		}
+	}
+	if s.Event == PreToolCallHook && res.Exit == 2 {
+		if d, ok := v.(*ToolDecision); ok && d.Action == "block" {
+			return d, nil
+		}
+		msg := strings.TrimSpace(string(res.Stderr))
+		if len(msg) > 400 {
+			msg = msg[:400]
+		}
+		return Block(defaultMsg(msg)), nil
+	}
+	if perr != nil {
+		return nil, perr
+	}
+	if res.Exit != 0 && v == nil {
+		return nil, fmt.Errorf("exited with status %d and no decision", res.Exit)
+	}
+	return v, nil
+}
+
+// Payload builds the stdin for this spec's dialect.
+func (s *ShellSpec) Payload(event string, payload any) ([]byte, error) {
+	if s.Dialect == "claude" {
+		return ClaudePayload(event, payload)
+	}
+	return ShellPayload(event, payload)
+}
+
+// Handler returns the registry handler that runs this spec.
+func (r *ShellRunner) Handler(s ShellSpec) Handler {
+	return func(ctx context.Context, ev Event) (any, error) {
+		in, err := s.Payload(ev.Name, ev.Payload)
+		if err != nil {
+			return nil, fmt.Errorf("encode payload: %w", err)
+		}
+		res := r.Run(ctx, &s, in)
+		log := r.log().With("hook", s.Command, "event", ev.Name)
+		if res.Truncated {
+			log.Warn("shell hook output over 1 MiB; truncated")
+		}
+		if len(res.Stderr) > 0 {
+			e := string(res.Stderr)
+			if len(e) > 400 {
+				e = e[:400]
+			}
+			log.Debug("shell hook stderr", "stderr", e)
+		}
+		if res.Exit > 0 && res.Exit != 2 {
+			log.Warn(fmt.Sprintf("shell hook exited %d", res.Exit))
+		}
+		v, err := s.Answer(res)
+		if err != nil && !s.FailClosed && s.Event == PreToolCallHook {
+			err = fmt.Errorf("%w; failing open (fail_closed: true would block the call)", err)
+		}
+		if p, ok := Lookup(ev.Name); ok && p.Kind == Observer {
+			if err != nil {
+				log.Warn("shell hook failed", "err", err)
+			}
+			return nil, nil
+		}
+		return v, err
+	}
+}
+
+func (r *ShellRunner) log() *slog.Logger {
+	if r.Log == nil {
+		return slog.New(slog.DiscardHandler)
+	}
+	return r.Log
+}
+
+// ReadFrom hides the embedded buffer's ReadFrom, which would bypass the
+// cap (os/exec copies with io.Copy, which prefers ReadFrom).
+func (b *capBuffer) ReadFrom(r io.Reader) (int64, error) {
+	return io.Copy(struct{ io.Writer }{b}, r)
+}
