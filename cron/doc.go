@@ -1,0 +1,38 @@
+// Package cron is herald's scheduled jobs: a prompt (or a script, or
+// both) that runs on a schedule and delivers its output to chats.
+//
+// Schedules are parsed by Parse: "30m"/"2h"/"1d" (once, after that delay),
+// "every 30m", five-field cron expressions (robfig/cron/v3, with an
+// optional CRON_TZ= prefix) and ISO timestamps (once). robfig/cron is used
+// only to parse and compute next times; the loop is herald's own, because
+// the source of truth is the cron_jobs table in state.db, which the CLI
+// edits while the gateway runs.
+//
+// Promises:
+//
+//   - At most once per slot. A scheduler claims a due job in one write
+//     transaction that advances its next_run_at (or clears it, for a once
+//     job) and marks it running, before anything runs. Two schedulers on
+//     one database claim a slot once; a crash after the claim loses that
+//     run rather than repeating it (the next start records it as an
+//     interrupted error).
+//   - Missed runs are skipped. A recurring slot more than its grace late
+//     (half the period, between 2 minutes and 2 hours) is fast-forwarded to
+//     the next future slot without running, so a gateway that was down
+//     does not fire a burst when it comes back.
+//   - Bounded parallelism: at most Config.MaxParallel jobs run at once;
+//     the rest wait, unclaimed, for a free slot.
+//   - Failure is contained. Each run has a recover boundary, a timeout and
+//     its own context; a panicking job is recorded as an error and the
+//     scheduler goes on.
+//   - Each run saves its output under $HERALD_HOME/cron/output/<job>/ and
+//     is recorded (last_run_at, last_status ok|error|delivery_failed,
+//     last_error, last_delivery_error). A successful reply containing
+//     [SILENT] is not delivered; a failure is always delivered, as
+//     "⚠️ Cron job '<name>' failed:" and the error.
+//   - Jobs run without the cron and messaging tools, and with no approver,
+//     so dangerous commands are denied.
+//
+// Blocking: Run blocks until its context ends and then waits for running
+// jobs, whose contexts end with it. RunNow blocks for one run.
+package cron
