@@ -71,6 +71,9 @@ Commands:
   chat [-q TEXT]       talk to the agent in this terminal
   sessions list        list stored sessions
   hooks <subcommand>   list, test, allow, revoke and check hooks
+  cron <subcommand>    list, add, rm, pause, resume and run scheduled jobs
+  boot run             run $HERALD_HOME/BOOT.md once and print the reply
+  pairing <subcommand> list, approve and revoke paired users
   logs [--follow]      show the gateway log
   version              print the version
 
