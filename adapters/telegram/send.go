@@ -1,0 +1,181 @@
+package telegram
+
+// send.go is the outbound side: sendMessage, editMessageText,
+// sendChatAction, and the mapping of the library's errors onto the
+// gateway's error types.
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net"
+	"net/http"
+	"net/url"
+	"strconv"
+	"strings"
+	"time"
+
+	tgbotapi "github.com/go-telegram-bot-api/telegram-bot-api/v5"
+
+	"github.com/heraldgw/herald"
+	"github.com/heraldgw/herald/adapters"
+)
+
+// ErrMarkup marks a refusal caused by the message's markup; the gateway
+// resends such a message with Outgoing.Plain.
+var ErrMarkup = errors.New("telegram refused the message's formatting")
+
+// maxEditMemory bounds the identical-edit memory.
+const maxEditMemory = 4096
+
+// Send implements adapters.Adapter.
+func (a *Adapter) Send(ctx context.Context, to herald.Target, out adapters.Outgoing) (adapters.Sent, error) {
+	chat := to.ChatID
+	if chat == "" {
+		chat = a.cfg.HomeChannel
+	}
+	if chat == "" {
+		return adapters.Sent{}, errors.New("telegram: send: no chat id and no home channel (set TELEGRAM_HOME_CHANNEL)")
+	}
+	p := tgbotapi.Params{}
+	p["chat_id"] = chat
+	a.addText(p, out.Text, out.Plain)
+	p.AddNonEmpty("message_thread_id", to.ThreadID)
+	if out.ReplyTo != "" {
+		p["reply_to_message_id"] = out.ReplyTo
+		p.AddBool("allow_sending_without_reply", true)
+	}
+	resp, err := a.bot(ctx).MakeRequest("sendMessage", p)
+	if err != nil {
+		return adapters.Sent{}, a.classify("sendMessage to "+chat, err)
+	}
+	var m tgbotapi.Message
+	if err := json.Unmarshal(resp.Result, &m); err != nil {
+		// sent, but we cannot say which message it is; do not send twice
+		a.log.Warn("telegram: sendMessage answer unreadable", "chat", chat, "err", err)
+		return adapters.Sent{}, nil
+	}
+	id := strconv.Itoa(m.MessageID)
+	a.remember(chat, id, p["text"])
+	return adapters.Sent{MessageID: id}, nil
+}
+
+// addText sets text and parse_mode.
+func (a *Adapter) addText(p tgbotapi.Params, text string, plain bool) {
+	if plain {
+		p["text"] = text
+		return
+	}
+	p["text"] = toHTML(text)
+	p["parse_mode"] = tgbotapi.ModeHTML
+}
+
+// Edit implements adapters.Editor. An edit to the text the message already
+// has is skipped; one Telegram refuses for its markup is retried once as
+// plain text (an edit has no Plain flag the gateway could set).
+func (a *Adapter) Edit(ctx context.Context, to herald.Target, messageID, text string) error {
+	chat := to.ChatID
+	if chat == "" {
+		chat = a.cfg.HomeChannel
+	}
+	for _, plain := range []bool{false, true} {
+		p := tgbotapi.Params{}
+		p["chat_id"] = chat
+		p["message_id"] = messageID
+		a.addText(p, text, plain)
+		if a.same(chat, messageID, p["text"]) {
+			return nil
+		}
+		_, err := a.bot(ctx).MakeRequest("editMessageText", p)
+		if err == nil {
+			a.remember(chat, messageID, p["text"])
+			return nil
+		}
+		var te *tgbotapi.Error
+		if errors.As(err, &te) && strings.Contains(te.Message, "message is not modified") {
+			a.remember(chat, messageID, p["text"])
+			return nil
+		}
+		err = a.classify("editMessageText in "+chat, err)
+		if plain || !errors.Is(err, ErrMarkup) {
+			return err
+		}
+	}
+	return nil
+}
+
+func (a *Adapter) remember(chat, id, text string) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	if len(a.edits) >= maxEditMemory {
+		clear(a.edits)
+	}
+	a.edits[chat+"\x00"+id] = text
+}
+
+func (a *Adapter) same(chat, id, text string) bool {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	old, ok := a.edits[chat+"\x00"+id]
+	return ok && old == text
+}
+
+// Typing implements adapters.Typer (Telegram shows it for about 5 s).
+func (a *Adapter) Typing(ctx context.Context, to herald.Target) error {
+	chat := to.ChatID
+	if chat == "" {
+		chat = a.cfg.HomeChannel
+	}
+	p := tgbotapi.Params{}
+	p["chat_id"] = chat
+	p["action"] = tgbotapi.ChatTyping
+	p.AddNonEmpty("message_thread_id", to.ThreadID)
+	if _, err := a.bot(ctx).MakeRequest("sendChatAction", p); err != nil {
+		return a.classify("sendChatAction in "+chat, err)
+	}
+	return nil
+}
+
+// classify maps a library error onto the gateway's error types, with the
+// request URL (which holds the token) removed.
+func (a *Adapter) classify(op string, err error) error {
+	var te *tgbotapi.Error
+	if errors.As(err, &te) {
+		e := fmt.Errorf("telegram: %s: %s", op, a.red.Redact(te.Message))
+		switch {
+		case te.RetryAfter > 0 || te.Code == http.StatusTooManyRequests:
+			after := time.Duration(te.RetryAfter) * time.Second
+			if after <= 0 {
+				after = time.Second
+			}
+			return &adapters.RetryAfterError{After: after, Err: e}
+		case te.Code == http.StatusUnauthorized || te.Code == http.StatusNotFound:
+			return &adapters.FatalError{Msg: fmt.Sprintf("telegram: the Bot API refused the bot token (HTTP %d): check TELEGRAM_BOT_TOKEN (and platforms.telegram.api_endpoint)", te.Code), Err: e}
+		case te.Code >= 500:
+			return &adapters.TemporaryError{Err: e}
+		case te.Code == http.StatusBadRequest && markupRefusal(te.Message):
+			return fmt.Errorf("%w: %w", e, ErrMarkup)
+		case te.MigrateToChatID != 0:
+			return fmt.Errorf("%w (the group is now supergroup %d)", e, te.MigrateToChatID)
+		}
+		return e
+	}
+	var ue *url.Error
+	if errors.As(err, &ue) {
+		// ue.URL carries the token; keep only what went wrong
+		return &adapters.TemporaryError{Err: fmt.Errorf("telegram: %s: %w", op, ue.Err)}
+	}
+	var ne net.Error
+	if errors.As(err, &ne) {
+		return &adapters.TemporaryError{Err: fmt.Errorf("telegram: %s: %s", op, a.red.Redact(err.Error()))}
+	}
+	// the answer was not a Bot API envelope (an HTML 502 from a proxy)
+	return &adapters.TemporaryError{Err: fmt.Errorf("telegram: %s: unreadable answer: %s", op, a.red.Redact(err.Error()))}
+}
+
+func markupRefusal(msg string) bool {
+	m := strings.ToLower(msg)
+	return strings.Contains(m, "can't parse entities") || strings.Contains(m, "can't find end") ||
+		strings.Contains(m, "unsupported start tag") || strings.Contains(m, "entity") || strings.Contains(m, "parse")
+}

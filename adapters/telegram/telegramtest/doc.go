@@ -1,0 +1,41 @@
+// Package telegramtest is a fake Telegram Bot API server for tests. It
+// listens on 127.0.0.1 and speaks the small part of the Bot API a bot
+// needs — getMe, getUpdates (long polling), sendMessage, editMessageText,
+// sendChatAction, setWebhook and deleteWebhook — with the JSON envelopes
+// real Telegram uses, so the real client library (and herald's telegram
+// adapter) runs against it unchanged. Users of herald can point their
+// gateway at it to test their own hooks with no network and no token.
+//
+//	srv := telegramtest.New(telegramtest.Options{})
+//	defer srv.Close()
+//	// platforms.telegram.api_endpoint: srv.Endpoint(), token: srv.Token()
+//	srv.DM(42, "alice", "hello")
+//	calls, err := srv.WaitCalls(ctx, "sendMessage", 1)
+//
+// Inbound: DM, GroupMessage, Mention, Topic and AddUpdate queue updates;
+// update ids increase by one from 1. getUpdates honours offset (an offset
+// confirms, and forgets, every update below it, as Telegram does), limit
+// and timeout, and returns early when the request's context ends.
+//
+// Outbound: every successful sendMessage, editMessageText and
+// sendChatAction is recorded in arrival order as a Call with its chat,
+// thread, parse mode and text; Calls and WaitCalls read them. Requests
+// that failed (injected or refused) are counted by Attempts but not
+// recorded as calls.
+//
+// Faults: Fail makes the next n requests of a method answer with an error
+// envelope (429 with retry_after, 401, a 400 about entities, …); Drop makes
+// the next n requests of a method lose their connection with no answer;
+// CloseConnections cuts every open connection, after any answer being
+// written, so a call seen recorded is never cut off. A request whose
+// token is not the server's is answered 401 Unauthorized, as Telegram
+// does.
+//
+// The fake checks what Telegram checks and tests trip over: empty text,
+// more than 4096 UTF-16 units after entity parsing, unbalanced or unknown
+// HTML tags with parse_mode=HTML, and editing a message to identical text
+// ("message is not modified"). It tolerates entities=null, which the
+// library sends when a message has no entities.
+//
+// All methods are safe for concurrent use.
+package telegramtest

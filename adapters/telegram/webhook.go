@@ -1,0 +1,105 @@
+package telegram
+
+// webhook.go is webhook mode: an HTTP server Telegram posts updates to,
+// guarded by the secret-token header.
+
+import (
+	"context"
+	"crypto/subtle"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"time"
+
+	tgbotapi "github.com/go-telegram-bot-api/telegram-bot-api/v5"
+
+	"github.com/heraldgw/herald/adapters"
+)
+
+// SecretHeader is the header Telegram sets to the webhook's secret_token.
+const SecretHeader = "X-Telegram-Bot-Api-Secret-Token"
+
+// maxUpdateSize bounds one webhook body.
+const maxUpdateSize = 4 << 20
+
+func (a *Adapter) runWebhook(ctx context.Context, sink adapters.Sink) error {
+	if a.cfg.WebhookSecret == "" {
+		return &adapters.FatalError{Msg: "telegram: webhook mode needs a secret: set TELEGRAM_WEBHOOK_SECRET or platforms.telegram.webhook_secret"}
+	}
+	ln, err := net.Listen("tcp", a.cfg.WebhookListen)
+	if err != nil {
+		return &adapters.FatalError{Msg: fmt.Sprintf("telegram: webhook: cannot listen on %s", a.cfg.WebhookListen), Err: err}
+	}
+	if a.cfg.WebhookURL != "" {
+		p := tgbotapi.Params{}
+		p["url"] = a.cfg.WebhookURL
+		p["secret_token"] = a.cfg.WebhookSecret
+		if _, err := a.bot(ctx).MakeRequest("setWebhook", p); err != nil {
+			ln.Close()
+			return a.classify("setWebhook", err)
+		}
+	}
+	srv := &http.Server{Handler: a.webhookHandler(ctx, sink), ReadHeaderTimeout: 10 * time.Second}
+	done := make(chan error, 1)
+	go func() { done <- srv.Serve(ln) }()
+	a.setState("connected (webhook)")
+	a.log.Info("telegram webhook listening", "addr", ln.Addr().String())
+	if a.cfg.OnListen != nil {
+		a.cfg.OnListen(ln.Addr().String())
+	}
+	select {
+	case <-ctx.Done():
+		sctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer cancel()
+		srv.Shutdown(sctx)
+		<-done
+		return nil
+	case err := <-done:
+		return fmt.Errorf("telegram: webhook server: %w", err)
+	}
+}
+
+// webhookHandler accepts updates whose secret header matches. It answers
+// 200 once the sink took the update, so Telegram retries anything herald
+// did not take.
+func (a *Adapter) webhookHandler(ctx context.Context, sink adapters.Sink) http.Handler {
+	secret := []byte(a.cfg.WebhookSecret)
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Method != http.MethodPost {
+			http.Error(w, "method not allowed", http.StatusMethodNotAllowed)
+			return
+		}
+		if subtle.ConstantTimeCompare([]byte(r.Header.Get(SecretHeader)), secret) != 1 {
+			http.Error(w, "unauthorized", http.StatusUnauthorized)
+			return
+		}
+		body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, maxUpdateSize))
+		if err != nil {
+			var tooBig *http.MaxBytesError
+			if errors.As(err, &tooBig) {
+				http.Error(w, "update too large", http.StatusRequestEntityTooLarge)
+				return
+			}
+			http.Error(w, "bad request", http.StatusBadRequest)
+			return
+		}
+		a.mu.Lock()
+		self := a.self
+		a.mu.Unlock()
+		_, m, ok, err := translate(body, self)
+		if err != nil {
+			// Telegram would retry a 4xx forever for an update that can
+			// never be read; say so and drop it.
+			a.log.Warn("telegram webhook: unreadable update dropped", "err", err)
+			w.WriteHeader(http.StatusOK)
+			return
+		}
+		if ok && refused(sink.Receive(ctx, m)) {
+			http.Error(w, "shutting down", http.StatusServiceUnavailable)
+			return
+		}
+		w.WriteHeader(http.StatusOK)
+	})
+}
