@@ -142,6 +142,11 @@ type Discord struct {
 	Enabled *bool  `yaml:"enabled"`
 	Token   string `yaml:"token"`
 	APIBase string `yaml:"api_base"`
+	// AllowBots is none|mentions|all (Hermes' DISCORD_ALLOW_BOTS): which
+	// other bots' messages are let in.
+	AllowBots string `yaml:"allow_bots"`
+	// OpenTimeout bounds one gateway handshake (default 30s).
+	OpenTimeout Duration `yaml:"open_timeout"`
 }
 
 // Slack settings. Tokens come from SLACK_BOT_TOKEN and SLACK_APP_TOKEN.

@@ -309,6 +309,7 @@ func applyEnv(c *Config, get func(string) string) {
 	set(&c.Platforms.Slack.AppToken, "SLACK_APP_TOKEN")
 	set(&c.Platforms.Slack.SigningSecret, "SLACK_SIGNING_SECRET")
 	set(&c.Platforms.Telegram.WebhookSecret, "TELEGRAM_WEBHOOK_SECRET")
+	set(&c.Platforms.Discord.AllowBots, "DISCORD_ALLOW_BOTS")
 	if v := get("HERALD_GATEWAY_BUSY_INPUT_MODE"); v != "" {
 		c.BusyInputMode = v
 	}
