@@ -144,6 +144,7 @@ func gatewayConfig(a *app, ads []adapters.Adapter) gateway.Config {
 		auth[p] = gateway.PlatformAuth{
 			AllowedUsers: cm.AllowedUsers, UnauthorizedDM: firstNonEmpty(cm.UnauthorizedDM, c.UnauthorizedDM),
 			TrustAll: trust, HomeChannel: cm.HomeChannel, RequireMention: config.On(cm.RequireMention, true),
+			DisabledTools: cm.DisabledTools,
 		}
 	}
 	add(herald.PlatformLocal, c.Platforms.Local.Common, true)
@@ -153,11 +154,15 @@ func gatewayConfig(a *app, ads []adapters.Adapter) gateway.Config {
 	add(herald.PlatformCLI, config.Common{}, true)
 	return gateway.Config{
 		Adapters: ads, Store: a.store, Hooks: a.hooks, Agent: a.agent, Redactor: a.redactor, Log: a.log.With("component", "gateway"),
-		Keys:          sessions.KeyOptions{GroupPerUser: config.On(c.GroupSessionsPerUser, true)},
-		BusyMode:      c.BusyMode(),
-		Auth:          auth,
-		AllowAllUsers: truthy(a.e.getenv("GATEWAY_ALLOW_ALL_USERS")),
-		ShutdownGrace: c.ShutdownGrace.D(),
+		Keys:            sessions.KeyOptions{GroupPerUser: config.On(c.GroupSessionsPerUser, true)},
+		BusyMode:        c.BusyMode(),
+		Auth:            auth,
+		AllowAllUsers:   truthy(a.e.getenv("GATEWAY_ALLOW_ALL_USERS")),
+		ShutdownGrace:   c.ShutdownGrace.D(),
+		UnauthorizedDM:  c.UnauthorizedDM,
+		Reset:           sessions.ResetPolicy{Mode: c.SessionReset.Mode, AtHour: c.SessionReset.AtHour, IdleMinutes: c.SessionReset.IdleMinutes},
+		ResetNotify:     c.SessionReset.Notify,
+		ApprovalTimeout: c.Approvals.Timeout.D(),
 	}
 }
 

@@ -1,5 +1,9 @@
 package gateway
 
+// commands.go: the built-in slash commands. On an idle chat the
+// command:<canonical> hooks decide first; while a turn runs, commands
+// bypass the queue and the hooks (as in Hermes).
+
 import (
 	"context"
 	"fmt"
@@ -12,22 +16,25 @@ import (
 
 // builtin commands: canonical name → one-line help.
 var builtins = map[string]string{
-	"new":    "start a new conversation (alias /reset)",
-	"stop":   "stop the running turn",
-	"status": "show this conversation's session and state",
-	"help":   "list commands (alias /commands)",
-	"queue":  "queue a message for after the running turn (alias /q)",
-	"whoami": "show your platform user id",
-	"model":  "show the model in use",
+	"new":     "start a new conversation (alias /reset)",
+	"stop":    "stop the running turn",
+	"status":  "show this conversation's session and state",
+	"help":    "list commands (alias /commands)",
+	"queue":   "queue a message for after the running turn (alias /q)",
+	"whoami":  "show your platform user id",
+	"model":   "show the model in use",
+	"approve": "allow the command waiting for approval (/approve session, /approve always)",
+	"deny":    "refuse the command waiting for approval",
 }
 
 var aliases = map[string]string{"reset": "new", "commands": "help", "q": "queue"}
 
 // commandOrder is how /help lists them.
-var commandOrder = []string{"new", "stop", "status", "queue", "model", "whoami", "help"}
+var commandOrder = []string{"new", "stop", "status", "queue", "approve", "deny", "model", "whoami", "help"}
 
-// canonical resolves a typed command name to its canonical one.
-func (r *Runner) canonical(name string) (string, bool) {
+// canonicalCommand resolves a typed command name ("" for text) to its
+// canonical one; underscores are read as dashes.
+func canonicalCommand(name string) (string, bool) {
 	if name == "" {
 		return "", false
 	}
@@ -41,50 +48,43 @@ func (r *Runner) canonical(name string) (string, bool) {
 	return "", false
 }
 
-// command handles a recognised command on an idle chat; it returns false
-// when the message should go on to a turn (a rewrite to text, say).
-func (r *Runner) command(ctx context.Context, c *chat, j *job, typed, canonical, args string) bool {
-	for hops := 0; hops < 4; hops++ {
-		if !r.hooks.Has(hooks.CommandPrefix + canonical) {
-			break
-		}
+// command handles a recognised command on an idle chat: command:<name>
+// hooks first (deny, handled, rewrite), then the built-in.
+func (r *Runner) command(ctx context.Context, c *chat, j *job, typed, canonical, args string) {
+	if r.hooks.Has(hooks.CommandPrefix + canonical) {
 		src := j.msg.Source
 		out := r.hooks.Command(ctx, &hooks.Command{
 			Platform: string(src.Platform), UserID: src.UserID, Command: canonical, RawCommand: typed, Args: args, RawArgs: args,
 		})
 		switch out.Decision {
 		case "deny", "handled":
-			r.reply(ctx, j, out.Reply)
+			r.reply(j, out.Reply)
 			j.rec.Resolve(adapters.Outcome{Status: adapters.StatusDone, SessionID: c.sessID()})
-			return true
+			return
 		case "rewrite":
 			j.msg.Text = strings.TrimSpace("/" + out.Rewrite + " " + args)
 			name, a := j.msg.Command()
-			cn, ok := r.canonical(name)
+			cn, ok := canonicalCommand(name)
 			if !ok {
-				r.reply(ctx, j, fmt.Sprintf("Unknown command `/%s`. Type /commands to see what's available, or resend without the leading slash to send as a regular message.", name))
-				j.rec.Resolve(adapters.Outcome{Status: adapters.StatusDone})
-				return true
+				r.reply(j, fmt.Sprintf(UnknownCommandText, out.Rewrite))
+				j.rec.Resolve(adapters.Outcome{Status: adapters.StatusDone, SessionID: c.sessID()})
+				return
 			}
 			// the hook is not fired again for the rewritten command
-			r.builtin(ctx, c, j, cn, a)
-			return true
+			r.builtin(ctx, c, j, name, cn, a, false)
+			return
 		}
-		break
 	}
-	r.builtin(ctx, c, j, canonical, args)
-	return true
+	r.builtin(ctx, c, j, typed, canonical, args, false)
 }
 
-// busyCommand handles a recognised command while a turn runs: commands
-// bypass the queue.
-func (r *Runner) busyCommand(ctx context.Context, c *chat, j *job, canonical, args string) {
-	r.builtin(ctx, c, j, canonical, args)
-}
-
-func (r *Runner) builtin(ctx context.Context, c *chat, j *job, canonical, args string) {
+// builtin runs a built-in command; busy says a turn is running.
+func (r *Runner) builtin(ctx context.Context, c *chat, j *job, typed, canonical, args string, busy bool) {
 	done := func(status string) {
-		j.rec.Resolve(adapters.Outcome{Status: status, SessionID: c.sessID()})
+		c.mu.Lock()
+		id := c.sessID()
+		c.mu.Unlock()
+		j.rec.Resolve(adapters.Outcome{Status: status, SessionID: id})
 	}
 	switch canonical {
 	case "help":
@@ -93,28 +93,42 @@ func (r *Runner) builtin(ctx context.Context, c *chat, j *job, canonical, args s
 		for _, n := range commandOrder {
 			fmt.Fprintf(&b, "/%s — %s\n", n, builtins[n])
 		}
-		r.reply(ctx, j, strings.TrimRight(b.String(), "\n"))
+		r.reply(j, strings.TrimRight(b.String(), "\n"))
 		done(adapters.StatusDone)
 	case "whoami":
 		src := j.msg.Source
-		r.reply(ctx, j, fmt.Sprintf("You are %s on %s (user id %s).", nonEmpty(src.UserName, "unnamed"), src.Platform, src.UserID))
+		r.reply(j, fmt.Sprintf("You are %s on %s (user id %s).", nonEmpty(src.UserName, "unnamed"), src.Platform, src.UserID))
 		done(adapters.StatusDone)
 	case "model":
-		r.reply(ctx, j, "Model: "+r.cfg.Agent.ModelName)
+		switch {
+		case busy:
+			r.reply(j, "Agent is running — wait or /stop first, then switch models.")
+		case strings.TrimSpace(args) != "":
+			r.reply(j, fmt.Sprintf("Model: %s\nSwitching the model per conversation is not supported; set model.name in config.yaml.", r.cfg.Agent.ModelName))
+		default:
+			r.reply(j, "Model: "+r.cfg.Agent.ModelName)
+		}
 		done(adapters.StatusDone)
 	case "status":
 		c.mu.Lock()
-		busy, queued := c.running != nil, len(c.queue)
+		running, queued := c.running != nil, len(c.queue)
+		waiting := c.approval != nil
 		id := c.sessID()
+		if running && c.turnSess != "" {
+			id = c.turnSess
+		}
 		c.mu.Unlock()
 		state := "idle"
-		if busy {
+		switch {
+		case waiting:
+			state = "waiting for /approve or /deny"
+		case running:
 			state = fmt.Sprintf("running a turn (%d queued)", queued)
 		}
 		if id == "" {
 			id = "(none yet)"
 		}
-		r.reply(ctx, j, fmt.Sprintf("Session: %s\nModel: %s\nState: %s", id, r.cfg.Agent.ModelName, state))
+		r.reply(j, fmt.Sprintf("Session: %s\nModel: %s\nState: %s", id, r.cfg.Agent.ModelName, state))
 		done(adapters.StatusDone)
 	case "stop":
 		c.mu.Lock()
@@ -130,47 +144,50 @@ func (r *Runner) builtin(ctx context.Context, c *chat, j *job, canonical, args s
 			q.rec.Resolve(adapters.Outcome{Status: adapters.StatusInterrupted})
 		}
 		if running {
-			r.reply(ctx, j, "⏹ Stopped.")
+			r.reply(j, "⏹ Stopped.")
 		} else {
-			r.reply(ctx, j, "Nothing is running.")
+			r.reply(j, "Nothing is running.")
 		}
 		done(adapters.StatusDone)
 	case "queue":
 		text := strings.TrimSpace(args)
 		if text == "" {
-			r.reply(ctx, j, "Usage: /queue <prompt>")
+			r.reply(j, "Usage: /queue <prompt>")
 			done(adapters.StatusDone)
 			return
 		}
 		q := &job{msg: j.msg, rec: adapters.NewReceipt()}
 		q.msg.Text = text
 		c.mu.Lock()
-		busy := c.running != nil
+		running := c.running != nil
 		n := len(c.queue) + 1
 		c.mu.Unlock()
-		if !busy {
+		if !running {
 			j.msg.Text = text
 			r.startTurn(c, j)
 			return
 		}
 		r.startTurn(c, q)
 		if n > 1 {
-			r.reply(ctx, j, fmt.Sprintf("Queued for the next turn. (%d queued)", n))
+			r.reply(j, fmt.Sprintf("Queued for the next turn. (%d queued)", n))
 		} else {
-			r.reply(ctx, j, "Queued for the next turn.")
+			r.reply(j, "Queued for the next turn.")
 		}
 		done(adapters.StatusQueued)
 	case "new":
 		r.reset(ctx, c, j)
 		done(adapters.StatusDone)
+	case "approve", "deny":
+		r.answerApproval(c, j, canonical, args)
 	default:
-		r.reply(ctx, j, fmt.Sprintf("⏳ `/%s` can't run right now.", canonical))
+		r.reply(j, fmt.Sprintf("⏳ Agent is running — `/%s` can't run mid-turn. Wait for the current response or `/stop` first.", typed))
 		done(adapters.StatusDone)
 	}
 }
 
 // reset is /new: interrupt a running turn, then on_session_finalize(old)
-// → session:end → session:reset → on_session_reset(new).
+// → session:end → session:reset → on_session_reset(new). The next message
+// fires session:start.
 func (r *Runner) reset(ctx context.Context, c *chat, j *job) {
 	c.mu.Lock()
 	if c.cancel != nil {
@@ -183,11 +200,14 @@ func (r *Runner) reset(ctx context.Context, c *chat, j *job) {
 		q.rec.Resolve(adapters.Outcome{Status: adapters.StatusInterrupted})
 	}
 	src := j.msg.Source
-	old, err := r.store.OpenSession(ctx, c.key)
-	if err != nil {
+	if err := r.load(ctx, c); err != nil {
 		r.log.Error("reset: session store unavailable", "err", err)
 	}
-	next := sessions.NewSession(c.key, src, r.cfg.Now())
+	c.mu.Lock()
+	old := c.sess
+	c.mu.Unlock()
+	now := r.cfg.Now()
+	next := sessions.NewSession(c.key, src, now)
 	next.Model = r.cfg.Agent.ModelName
 	if err := r.store.ReplaceSession(ctx, old, "session_reset", next); err != nil {
 		r.log.Error("reset: could not start a new session", "err", err)
@@ -201,11 +221,11 @@ func (r *Runner) reset(ctx context.Context, c *chat, j *job) {
 	r.hooks.Emit(hooks.OnSessionFinalizeHook, &hooks.SessionFinalized{SessionID: oldID, Platform: p})
 	r.hooks.Emit(hooks.SessionEndEv, &hooks.SessionBoundary{Platform: p, UserID: src.UserID, SessionKey: c.key})
 	r.hooks.Emit(hooks.SessionResetEv, &hooks.SessionBoundary{Platform: p, UserID: src.UserID, SessionKey: c.key})
-	r.hooks.Emit(hooks.OnSessionResetHook, &hooks.SessionWasReset{SessionID: next.ID, Platform: p})
 	c.mu.Lock()
-	c.sess, c.loaded, c.history, c.freshReset = next, true, nil, true
+	c.sess, c.loaded, c.history, c.freshReset, c.autoReset, c.lastActive = next, true, nil, true, "", now
 	c.mu.Unlock()
-	r.reply(ctx, j, "✨ New session started. Session: "+next.ID)
+	r.hooks.Emit(hooks.OnSessionResetHook, &hooks.SessionWasReset{SessionID: next.ID, Platform: p})
+	r.reply(j, "✨ New session started. Session: "+next.ID)
 }
 
 func nonEmpty(s, def string) string {

@@ -42,7 +42,7 @@ func (r *Runner) Deliver(ctx context.Context, to herald.Target, text string) err
 		}
 		to.ChatID = home
 	}
-	if err := r.send(ctx, a, to, text, ""); err != nil {
+	if _, err := r.send(ctx, a, to, text, ""); err != nil {
 		return err
 	}
 	src := herald.Source{Platform: to.Platform, ChatID: to.ChatID, ThreadID: to.ThreadID, ChatType: herald.ChatDM}
@@ -52,69 +52,121 @@ func (r *Runner) Deliver(ctx context.Context, to herald.Target, text string) err
 	return nil
 }
 
-// Reply sends a side-channel reply to a source's chat.
+// Reply sends a side-channel reply to a source's chat. Sent while
+// pre_gateway_dispatch looks at a message of that chat, it counts as
+// caused by that message (the local platform returns it with the answer).
 func (r *Runner) Reply(ctx context.Context, to herald.Source, text string) error {
 	a, ok := r.adapters[to.Platform]
 	if !ok {
 		return fmt.Errorf("reply: %w: %s", ErrUnknownPlatform, to.Platform)
 	}
-	return r.send(ctx, a, to.Target(), text, "")
+	if to.ChatType == "" {
+		to.ChatType = herald.ChatDM
+	}
+	cause := ""
+	r.mu.Lock()
+	c := r.chats[sessions.Key(to, r.cfg.Keys)]
+	r.mu.Unlock()
+	if c != nil {
+		c.mu.Lock()
+		cause = c.hookMsg
+		c.mu.Unlock()
+	}
+	_, err := r.send(ctx, a, to.Target(), text, cause)
+	return err
+}
+
+// FormattedLener is implemented by adapters whose Send converts markup
+// (Markdown to HTML, say): it measures text as it will be sent, by the
+// platform's counting rule, so that splitting leaves room for the markup.
+type FormattedLener interface {
+	FormattedLen(text string) int
 }
 
 // send splits text to the adapter's limit and sends each part, retrying
 // rate limits (honouring retry-after) and network errors with backoff, and
 // falling back to plain text when the platform rejects the markup. When a
 // part cannot be delivered it tells the chat, best effort, and returns the
-// error.
-func (r *Runner) send(ctx context.Context, a adapters.Adapter, to herald.Target, text, cause string) error {
-	parts := Split(text, a.Limits())
+// error. It returns the first part's platform message id.
+func (r *Runner) send(ctx context.Context, a adapters.Adapter, to herald.Target, text, cause string) (string, error) {
+	parts := splitFor(text, a)
+	first := ""
 	for i, part := range parts {
 		out := adapters.Outgoing{Text: part, Cause: cause, Part: i + 1, Parts: len(parts)}
-		if err := r.sendOne(ctx, a, to, out); err != nil {
+		id, err := r.sendOne(ctx, a, to, out)
+		if err != nil {
 			r.log.Error("delivery failed", "platform", a.Platform(), "chat", to.ChatID, "part", i+1, "parts", len(parts), "err", r.cfg.Redactor.Redact(err.Error()))
 			if !adapters.IsFatal(err) {
-				nctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-				a.Send(nctx, to, adapters.Outgoing{Text: DeliveryFailedNotice, Cause: cause, Plain: true})
+				nctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
+				safeSend(nctx, a, to, adapters.Outgoing{Text: DeliveryFailedNotice, Cause: cause, Plain: true})
 				cancel()
 			}
-			return fmt.Errorf("deliver to %s: %w", to, err)
+			return first, fmt.Errorf("deliver to %s: %w", to, err)
+		}
+		if i == 0 {
+			first = id
 		}
 	}
-	return nil
+	return first, nil
 }
 
-func (r *Runner) sendOne(ctx context.Context, a adapters.Adapter, to herald.Target, out adapters.Outgoing) error {
-	backoff := time.Second
+// splitFor splits text for a, measuring formatted text when a says how.
+// The split counts the text as written; a part whose formatted form is
+// still too long is split again with less room, a few times at most.
+func splitFor(text string, a adapters.Adapter) []string {
+	lim := a.Limits()
+	fl, ok := a.(FormattedLener)
+	if !ok || lim.MaxLength <= 0 {
+		return Split(text, lim)
+	}
+	room := lim
+	for try := 0; ; try++ {
+		parts := Split(text, room)
+		worst := 0
+		for _, p := range parts {
+			worst = max(worst, fl.FormattedLen(p))
+		}
+		if worst <= lim.MaxLength || try == 6 || room.MaxLength <= 32 {
+			return parts
+		}
+		// shrink in proportion to the overshoot, and a bit more
+		room.MaxLength = max(32, room.MaxLength*lim.MaxLength/worst-8)
+	}
+}
+
+func (r *Runner) sendOne(ctx context.Context, a adapters.Adapter, to herald.Target, out adapters.Outgoing) (string, error) {
+	backoff := r.cfg.RetryBase
 	var err error
 	for attempt := 1; attempt <= maxSendAttempts; attempt++ {
-		_, err = safeSend(ctx, a, to, out)
+		var sent adapters.Sent
+		sent, err = safeSend(ctx, a, to, out)
 		if err == nil {
-			return nil
+			return sent.MessageID, nil
 		}
 		var ra *adapters.RetryAfterError
 		var tmp *adapters.TemporaryError
 		var wait time.Duration
 		switch {
 		case adapters.IsFatal(err):
-			return err
+			return "", err
 		case errors.As(err, &ra):
 			wait = ra.After
 			if wait <= 0 {
-				wait = time.Second
+				wait = backoff
 			}
 		case errors.As(err, &tmp):
 			wait = backoff
 			backoff *= 2
 		default:
 			if out.Plain {
-				return err
+				return "", err
 			}
 			// the platform refused this message: try once more as plain text
 			out.Plain = true
 			continue
 		}
 		if wait > maxRetryWait {
-			return fmt.Errorf("retry-after %s is too long: %w", wait, err)
+			return "", fmt.Errorf("retry-after %s is too long: %w", wait, err)
 		}
 		if attempt == maxSendAttempts {
 			break
@@ -124,11 +176,11 @@ func (r *Runner) sendOne(ctx context.Context, a adapters.Adapter, to herald.Targ
 		select {
 		case <-ctx.Done():
 			t.Stop()
-			return ctx.Err()
+			return "", ctx.Err()
 		case <-t.C:
 		}
 	}
-	return err
+	return "", err
 }
 
 func safeSend(ctx context.Context, a adapters.Adapter, to herald.Target, out adapters.Outgoing) (s adapters.Sent, err error) {

@@ -1,5 +1,9 @@
 package gateway
 
+// dispatch.go: the order of one inbound message (Receive → per-chat
+// intake → pre_gateway_dispatch → auth → busy chat → command → turn) and
+// the turns themselves.
+
 import (
 	"context"
 	"encoding/json"
@@ -8,6 +12,7 @@ import (
 	"runtime/debug"
 	"strings"
 	"sync"
+	"time"
 
 	openai "github.com/sashabaranov/go-openai"
 
@@ -18,26 +23,40 @@ import (
 	"github.com/heraldgw/herald/sessions"
 )
 
-// chat is the gateway's state for one session key.
+// chat is the gateway's state for one session key. Its intake goroutine
+// handles inbound messages in arrival order; its turn goroutine runs one
+// turn at a time. Both exist only while there is work.
 type chat struct {
 	key string
 
 	mu       sync.Mutex
 	intake   []*job
 	intaking bool
-	queue    []*job // turns waiting for the running one
+	queue    []*job // turns waiting for the running one, FIFO
+	// running is the job the running turn answers (nil when idle); an
+	// approval answer makes the /approve message the one answered.
 	running  *job
 	cancel   context.CancelCauseFunc
+	approval *pendingApproval
 
-	sess       *sessions.Session // open session, nil until loaded
+	sess       *sessions.Session // open session; nil when none (yet)
 	loaded     bool
 	history    []openai.ChatCompletionMessage
-	freshReset bool
+	freshReset bool      // made by /new: its first message fires session:start
+	lastActive time.Time // for the reset policy
+	autoReset  string    // why the policy ended the last session (for the notice)
+	turnSess   string    // the running turn's session id (maybe not stored yet)
+	// hookMsg is the id of the message pre_gateway_dispatch is looking
+	// at: side-channel replies during the hook are caused by it.
+	hookMsg string
 }
 
 type job struct {
 	msg herald.Message
 	rec *adapters.Receipt
+	// interrupt marks text that interrupted a turn (busy_input_mode
+	// interrupt): several in a row are answered as one message.
+	interrupt bool
 }
 
 var (
@@ -46,7 +65,10 @@ var (
 	errReset       = errors.New("session reset by /new")
 )
 
-// Receive implements adapters.Sink.
+// UnknownCommandText is Hermes' guidance for a slash command nobody knows.
+const UnknownCommandText = "Unknown command `/%s`. Type /commands to see what's available, or resend without the leading slash to send as a regular message."
+
+// Receive implements adapters.Sink. It never blocks on a turn.
 func (r *Runner) Receive(ctx context.Context, m herald.Message) *adapters.Receipt {
 	if !r.accepting.Load() {
 		return adapters.Resolved(adapters.Outcome{Status: adapters.StatusSkipped, Err: errors.New("gateway is shutting down")})
@@ -58,6 +80,9 @@ func (r *Runner) Receive(ctx context.Context, m herald.Message) *adapters.Receip
 	if m.Source.ChatType == "" {
 		m.Source.ChatType = herald.ChatDM
 	}
+	if m.Received.IsZero() {
+		m.Received = r.cfg.Now()
+	}
 	j := &job{msg: m, rec: adapters.NewReceipt()}
 	c := r.chat(sessions.Key(m.Source, r.cfg.Keys))
 	c.mu.Lock()
@@ -66,6 +91,13 @@ func (r *Runner) Receive(ctx context.Context, m herald.Message) *adapters.Receip
 	c.intaking = true
 	c.mu.Unlock()
 	if start {
+		if !r.work.add() {
+			c.mu.Lock()
+			c.intake, c.intaking = nil, false
+			c.mu.Unlock()
+			j.rec.Resolve(adapters.Outcome{Status: adapters.StatusSkipped, Err: errors.New("gateway is shutting down")})
+			return j.rec
+		}
 		go r.intakeLoop(c)
 	}
 	return j.rec
@@ -85,6 +117,7 @@ func (r *Runner) chat(key string) *chat {
 // intakeLoop handles a chat's inbound messages one at a time, in arrival
 // order. It never waits for a turn.
 func (r *Runner) intakeLoop(c *chat) {
+	defer r.work.done()
 	for {
 		c.mu.Lock()
 		if len(c.intake) == 0 {
@@ -93,6 +126,7 @@ func (r *Runner) intakeLoop(c *chat) {
 			return
 		}
 		j := c.intake[0]
+		c.intake[0] = nil
 		c.intake = c.intake[1:]
 		c.mu.Unlock()
 		func() {
@@ -107,24 +141,34 @@ func (r *Runner) intakeLoop(c *chat) {
 	}
 }
 
-// dispatch is the order of one inbound message: internal events skip
-// hooks and auth; pre_gateway_dispatch; auth; busy chats; commands; the
-// turn.
+// dispatch is the order of one inbound message:
+//  1. internal messages skip hooks and auth;
+//  2. pre_gateway_dispatch: skip (optionally ingesting), rewrite, allow;
+//  3. auth and pairing (a message without a user id is dropped);
+//  4. a busy chat: commands bypass, plain text interrupts or queues;
+//  5. commands, command:<name> hooks first;
+//  6. the turn.
 func (r *Runner) dispatch(c *chat, j *job) {
 	ctx := r.baseCtx
 	m := &j.msg
 	if !m.Internal {
 		if r.hooks.Has(hooks.PreGatewayDispatchHook) {
+			c.mu.Lock()
+			c.hookMsg = m.ID
+			c.mu.Unlock()
 			d := r.hooks.PreGatewayDispatch(ctx, &hooks.Dispatch{Message: *m, Replier: r, Transcript: r})
+			c.mu.Lock()
+			c.hookMsg = ""
+			c.mu.Unlock()
 			switch d.Action {
 			case "skip":
 				r.log.Info("pre_gateway_dispatch skip", "reason", d.Reason, "platform", m.Source.Platform, "chat", m.Source.ChatID)
 				if d.Ingest {
-					if err := r.AppendTranscript(ctx, m.Source, "user", m.Text); err != nil {
-						r.log.Error("ingest failed", "err", err)
+					if err := r.AppendTranscript(ctx, m.Source, openai.ChatMessageRoleUser, m.Text); err != nil {
+						r.log.Error("pre_gateway_dispatch ingest failed", "session_key", c.key, "err", err)
 					}
 				}
-				j.rec.Resolve(adapters.Outcome{Status: adapters.StatusSkipped})
+				j.rec.Resolve(adapters.Outcome{Status: adapters.StatusSkipped, SessionID: c.sessID()})
 				return
 			case "rewrite":
 				if d.TextSet {
@@ -137,7 +181,7 @@ func (r *Runner) dispatch(c *chat, j *job) {
 			j.rec.Resolve(adapters.Outcome{Status: adapters.StatusSkipped})
 			return
 		}
-		if !r.authorize(ctx, c, j) {
+		if !r.authorize(ctx, j) {
 			return
 		}
 		if m.Source.ChatType != herald.ChatDM && r.cfg.Auth[m.Source.Platform].RequireMention && !m.Mentioned && !m.IsCommand() {
@@ -147,28 +191,28 @@ func (r *Runner) dispatch(c *chat, j *job) {
 	}
 
 	name, args := m.Command()
-	canonical, known := r.canonical(name)
+	canonical, known := canonicalCommand(name)
 	c.mu.Lock()
 	busy := c.running != nil
 	c.mu.Unlock()
 
 	if busy {
 		if known {
-			r.busyCommand(ctx, c, j, canonical, args)
+			r.builtin(ctx, c, j, name, canonical, args, true)
 			return
 		}
+		// unknown commands and paths are text while a turn runs
 		r.busyText(c, j)
 		return
 	}
 	if name != "" && !m.Internal {
 		if !known {
-			r.reply(ctx, j, fmt.Sprintf("Unknown command `/%s`. Type /commands to see what's available, or resend without the leading slash to send as a regular message.", name))
-			j.rec.Resolve(adapters.Outcome{Status: adapters.StatusDone})
+			r.reply(j, fmt.Sprintf(UnknownCommandText, name))
+			j.rec.Resolve(adapters.Outcome{Status: adapters.StatusDone, SessionID: c.sessID()})
 			return
 		}
-		if r.command(ctx, c, j, name, canonical, args) {
-			return
-		}
+		r.command(ctx, c, j, name, canonical, args)
+		return
 	}
 	r.startTurn(c, j)
 }
@@ -176,25 +220,28 @@ func (r *Runner) dispatch(c *chat, j *job) {
 // busyText follows busy_input_mode for plain text sent while a turn runs.
 func (r *Runner) busyText(c *chat, j *job) {
 	c.mu.Lock()
-	defer c.mu.Unlock()
 	if c.running == nil { // the turn ended meanwhile
 		c.mu.Unlock()
 		r.startTurn(c, j)
-		c.mu.Lock()
 		return
 	}
 	c.queue = append(c.queue, j)
 	if r.cfg.BusyMode == "queue" {
-		j.rec.Resolve(adapters.Outcome{Status: adapters.StatusQueued, SessionID: c.sessID()})
+		id := c.sessID()
+		c.mu.Unlock()
+		j.rec.Resolve(adapters.Outcome{Status: adapters.StatusQueued, SessionID: id})
 		return
 	}
 	// interrupt: cancel the running turn; the new message is answered
 	// next, with the interrupted one in its history
+	j.interrupt = true
 	if c.cancel != nil {
 		c.cancel(errInterrupted)
 	}
+	c.mu.Unlock()
 }
 
+// sessID is the open session's id; call with c.mu held or from the intake.
 func (c *chat) sessID() string {
 	if c.sess == nil {
 		return ""
@@ -210,15 +257,20 @@ func (r *Runner) startTurn(c *chat, j *job) {
 		c.mu.Unlock()
 		return
 	}
+	if !r.work.add() {
+		c.mu.Unlock()
+		j.rec.Resolve(adapters.Outcome{Status: adapters.StatusSkipped, Err: errors.New("gateway is shutting down")})
+		return
+	}
 	ctx, cancel := context.WithCancelCause(r.baseCtx)
 	c.running, c.cancel = j, cancel
 	c.mu.Unlock()
-	r.turns.Add(1)
 	go r.turnLoop(c, j, ctx, cancel)
 }
 
+// turnLoop runs j and then, one at a time, whatever was queued behind it.
 func (r *Runner) turnLoop(c *chat, j *job, ctx context.Context, cancel context.CancelCauseFunc) {
-	defer r.turns.Done()
+	defer r.work.done()
 	for {
 		r.safeTurn(ctx, c, j)
 		cancel(nil)
@@ -229,10 +281,26 @@ func (r *Runner) turnLoop(c *chat, j *job, ctx context.Context, cancel context.C
 			return
 		}
 		j = c.queue[0]
+		c.queue[0] = nil
 		c.queue = c.queue[1:]
+		// texts that came in a row while a turn was being interrupted
+		// are one message: the last one is answered, with all their text
+		var folded []*job
+		for j.interrupt && len(c.queue) > 0 && c.queue[0].interrupt {
+			next := c.queue[0]
+			c.queue[0] = nil
+			c.queue = c.queue[1:]
+			next.msg.Text = j.msg.Text + "\n" + next.msg.Text
+			folded = append(folded, j)
+			j = next
+		}
 		ctx, cancel = context.WithCancelCause(r.baseCtx)
 		c.running, c.cancel = j, cancel
+		id := c.sessID()
 		c.mu.Unlock()
+		for _, f := range folded {
+			f.rec.Resolve(adapters.Outcome{Status: adapters.StatusInterrupted, SessionID: id})
+		}
 	}
 }
 
@@ -240,10 +308,21 @@ func (r *Runner) safeTurn(ctx context.Context, c *chat, j *job) {
 	defer func() {
 		if x := recover(); x != nil {
 			r.log.Error("turn panicked", "session_key", c.key, "panic", fmt.Sprint(x), "stack", string(debug.Stack()))
-			j.rec.Resolve(adapters.Outcome{Status: adapters.StatusDone, Err: fmt.Errorf("internal error: %v", x)})
+			r.answering(c, j).rec.Resolve(adapters.Outcome{Status: adapters.StatusDone, Err: fmt.Errorf("internal error: %v", x)})
 		}
 	}()
 	r.turn(ctx, c, j)
+}
+
+// answering is the job a running turn now answers: j, or the /approve
+// message that let it go on.
+func (r *Runner) answering(c *chat, j *job) *job {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.running != nil {
+		return c.running
+	}
+	return j
 }
 
 // ApologyText is sent when a turn fails.
@@ -252,16 +331,20 @@ const ApologyText = "Sorry — something went wrong while I was answering (the m
 // turn runs one agent turn for j and delivers its answer.
 func (r *Runner) turn(ctx context.Context, c *chat, j *job) {
 	m := j.msg
-	sess, created, err := r.session(ctx, c, m.Source)
-	c.mu.Lock()
-	hist := c.history
-	c.mu.Unlock()
+	sess, created, notice, err := r.session(ctx, c, m.Source)
 	if err != nil {
 		r.log.Error("session store unavailable", "session_key", c.key, "err", err)
-		r.reply(ctx, j, "Sorry — herald could not open this conversation's history. Please try again.")
+		r.reply(j, "Sorry — herald could not open this conversation's history. Please try again.")
 		j.rec.Resolve(adapters.Outcome{Status: adapters.StatusDone, Err: err})
 		return
 	}
+	if notice != "" {
+		r.reply(j, notice)
+	}
+	c.mu.Lock()
+	hist := c.history
+	c.turnSess = sess.ID
+	c.mu.Unlock()
 	src := m.Source
 	start := hooks.AgentStart{
 		Platform: string(src.Platform), UserID: src.UserID, ChatID: src.ChatID, SessionID: sess.ID,
@@ -271,11 +354,23 @@ func (r *Runner) turn(ctx context.Context, c *chat, j *job) {
 	r.hooks.Emit(hooks.AgentStartEv, &start)
 	defer r.hooks.Emit(hooks.AgentEndEv, end)
 
-	res, runErr := r.cfg.Agent.Run(ctx, m.Text, agent.Options{
+	opts := agent.Options{
 		Turn: agent.Turn{SessionID: sess.ID, SessionKey: c.key, Platform: string(src.Platform), UserID: src.UserID,
 			ChatID: src.ChatID, ChatType: string(src.ChatType), ThreadID: src.ThreadID, Surface: "gateway"},
-		History: hist,
-	})
+		History:  hist,
+		Approver: r.approver(c, sess.ID, src.Platform),
+	}
+	if dt := r.cfg.Auth[src.Platform].DisabledTools; len(dt) > 0 {
+		opts.DisabledTools = dt
+	}
+	st := r.newStream(c, j)
+	if st != nil {
+		opts.Stream = st.update
+	}
+	res, runErr := r.runAgent(ctx, m.Text, opts)
+	if st != nil {
+		st.stop()
+	}
 	// commit what the turn produced (even when interrupted, so the next
 	// turn sees the interrupted message) before anything is delivered
 	stored := r.toStored(sess.ID, res, &m)
@@ -286,11 +381,13 @@ func (r *Runner) turn(ctx context.Context, c *chat, j *job) {
 	if err := r.store.Append(context.WithoutCancel(ctx), create, stored...); err != nil {
 		r.log.Error("could not store the turn", "session_id", sess.ID, "err", err)
 	}
+	now := r.cfg.Now()
 	c.mu.Lock()
 	if created && c.sess == nil {
 		c.sess = sess
 	}
-	if c.sess != nil && c.sess.ID == sess.ID { // not reset meanwhile
+	orphan := created && c.sess.ID != sess.ID
+	if c.sess.ID == sess.ID { // not reset meanwhile
 		// copy on append: a turn holds the old slice as its history
 		h := make([]openai.ChatCompletionMessage, 0, len(c.history)+len(res.Messages))
 		h = append(append(h, c.history...), res.Messages...)
@@ -298,62 +395,130 @@ func (r *Runner) turn(ctx context.Context, c *chat, j *job) {
 			h = h[n-r.cfg.HistoryLimit:]
 		}
 		c.history = h
+		c.lastActive = now
 	}
 	c.mu.Unlock()
+	if orphan { // /new came while this turn made its session
+		if err := r.store.EndSession(context.WithoutCancel(ctx), sess.ID, "session_reset", now); err != nil {
+			r.log.Error("could not end a superseded session", "session_id", sess.ID, "err", err)
+		}
+	}
 
+	cur := r.answering(c, j)
 	switch {
 	case res.Interrupted || ctx.Err() != nil:
 		cause := context.Cause(ctx)
 		end.Failed, end.Error = true, fmt.Sprint(cause)
-		j.rec.Resolve(adapters.Outcome{Status: adapters.StatusInterrupted, SessionID: sess.ID})
+		cur.rec.Resolve(adapters.Outcome{Status: adapters.StatusInterrupted, SessionID: sess.ID})
 		return
 	case runErr != nil:
 		end.Failed, end.Error = true, r.cfg.Redactor.Redact(runErr.Error())
 		r.log.Error("turn failed", "session_id", sess.ID, "err", end.Error)
-		r.reply(ctx, j, ApologyText)
-		j.rec.Resolve(adapters.Outcome{Status: adapters.StatusDone, SessionID: sess.ID, Err: runErr})
+		r.reply(cur, ApologyText)
+		cur.rec.Resolve(adapters.Outcome{Status: adapters.StatusDone, SessionID: sess.ID, Err: runErr})
 		return
 	}
 	end.Response = truncate(res.FinalResponse, 500)
-	r.reply(ctx, j, res.FinalResponse)
-	j.rec.Resolve(adapters.Outcome{Status: adapters.StatusDone, SessionID: sess.ID})
+	if st != nil && st.finish(res.FinalResponse) {
+		cur.rec.Resolve(adapters.Outcome{Status: adapters.StatusDone, SessionID: sess.ID})
+		return
+	}
+	r.reply(cur, res.FinalResponse)
+	cur.rec.Resolve(adapters.Outcome{Status: adapters.StatusDone, SessionID: sess.ID})
 }
 
-// session returns the chat's open session, making a new one (not yet
-// stored: the turn's first commit creates it) when there is none.
-func (r *Runner) session(ctx context.Context, c *chat, src herald.Source) (*sessions.Session, bool, error) {
+// runAgent calls the agent behind a recover boundary; res is never nil.
+func (r *Runner) runAgent(ctx context.Context, text string, o agent.Options) (res *agent.Result, err error) {
+	defer func() {
+		if x := recover(); x != nil {
+			err = fmt.Errorf("agent panicked: %v", x)
+			r.log.Error("agent panicked", "panic", fmt.Sprint(x), "stack", string(debug.Stack()))
+		}
+		if res == nil {
+			res = &agent.Result{}
+		}
+	}()
+	return r.cfg.Agent.Run(ctx, text, o)
+}
+
+// session returns the chat's open session, applying the reset policy: an
+// expired session is finalized and ended, and a new one (not yet stored:
+// the turn's first commit creates it) takes its place. session:start is
+// emitted for a new session and for the first message after /new. notice
+// is the text telling the user about an automatic reset.
+func (r *Runner) session(ctx context.Context, c *chat, src herald.Source) (sess *sessions.Session, created bool, notice string, err error) {
+	if err := r.load(ctx, c); err != nil {
+		return nil, false, "", err
+	}
+	now := r.cfg.Now()
 	c.mu.Lock()
-	sess, loaded, fresh := c.sess, c.loaded, c.freshReset
-	c.freshReset = false
-	c.mu.Unlock()
-	if !loaded {
-		s, err := r.store.OpenSession(ctx, c.key)
-		if err != nil {
-			return nil, false, err
-		}
-		var hist []openai.ChatCompletionMessage
-		if s != nil {
-			msgs, err := r.store.Messages(ctx, s.ID, r.cfg.HistoryLimit)
-			if err != nil {
-				return nil, false, err
-			}
-			hist = toOpenAI(msgs)
-		}
-		c.mu.Lock()
-		c.sess, c.loaded, c.history = s, true, hist
-		sess = s
-		c.mu.Unlock()
-	}
+	sess = c.sess
+	var expired *sessions.Session
+	var reason string
 	if sess != nil {
-		if fresh {
-			r.hooks.Emit(hooks.SessionStartEv, &hooks.SessionStart{Platform: string(src.Platform), UserID: src.UserID, SessionID: sess.ID, SessionKey: c.key})
+		if why, ok := r.cfg.Reset.Expired(c.lastActive, now); ok {
+			expired, reason = sess, why
+			c.autoReset = ""
+			if len(c.history) > 0 { // only a conversation that had something in it is worth a notice
+				c.autoReset = why
+			}
+			c.sess, c.history, c.freshReset = nil, nil, false
+			sess = nil
 		}
-		return sess, false, nil
 	}
-	sess = sessions.NewSession(c.key, src, r.cfg.Now())
-	sess.Model = r.cfg.Agent.ModelName
-	r.hooks.Emit(hooks.SessionStartEv, &hooks.SessionStart{Platform: string(src.Platform), UserID: src.UserID, SessionID: sess.ID, SessionKey: c.key})
-	return sess, true, nil
+	fresh := c.freshReset
+	c.freshReset = false
+	auto := c.autoReset
+	if sess == nil {
+		sess = sessions.NewSession(c.key, src, now)
+		sess.Model = r.cfg.Agent.ModelName
+		created = true
+		c.autoReset = ""
+	}
+	c.lastActive = now
+	c.mu.Unlock()
+	if expired != nil {
+		r.expire(ctx, c.key, expired, reason)
+	}
+	if created || fresh {
+		r.hooks.Emit(hooks.SessionStartEv, &hooks.SessionStart{Platform: string(src.Platform), UserID: src.UserID, SessionID: sess.ID, SessionKey: c.key})
+	}
+	if created && auto != "" && r.notifyReset(src.Platform) {
+		notice = fmt.Sprintf("◐ Session automatically reset (%s). Conversation history cleared.", r.cfg.Reset.Describe(auto))
+	}
+	return sess, created, notice, nil
+}
+
+// load reads the chat's open session and its history from the store the
+// first time the chat is used.
+func (r *Runner) load(ctx context.Context, c *chat) error {
+	c.mu.Lock()
+	loaded := c.loaded
+	c.mu.Unlock()
+	if loaded {
+		return nil
+	}
+	s, err := r.store.OpenSession(ctx, c.key)
+	if err != nil {
+		return err
+	}
+	var hist []openai.ChatCompletionMessage
+	if s != nil {
+		msgs, err := r.store.Messages(ctx, s.ID, r.cfg.HistoryLimit)
+		if err != nil {
+			return err
+		}
+		hist = toOpenAI(msgs)
+	}
+	c.mu.Lock()
+	if !c.loaded {
+		c.sess, c.loaded, c.history = s, true, hist
+		if s != nil {
+			c.lastActive = s.UpdatedAt
+		}
+	}
+	c.mu.Unlock()
+	return nil
 }
 
 func (r *Runner) toStored(sessionID string, res *agent.Result, m *herald.Message) []sessions.Message {
@@ -393,8 +558,10 @@ func toOpenAI(msgs []sessions.Message) []openai.ChatCompletionMessage {
 	return out
 }
 
-// reply delivers text to the chat a job came from, as caused by it.
-func (r *Runner) reply(ctx context.Context, j *job, text string) {
+// reply delivers text to the chat a job came from, as caused by it. It
+// waits for delivery (so a receipt resolved after it covers the reply);
+// only a hard shutdown cuts its retries short.
+func (r *Runner) reply(j *job, text string) {
 	if strings.TrimSpace(text) == "" {
 		return
 	}
@@ -403,7 +570,7 @@ func (r *Runner) reply(ctx context.Context, j *job, text string) {
 		r.log.Error("no adapter for reply", "platform", j.msg.Source.Platform)
 		return
 	}
-	if err := r.send(context.WithoutCancel(ctx), a, j.msg.Source.Target(), text, j.msg.ID); err != nil {
+	if _, err := r.send(r.baseCtx, a, j.msg.Source.Target(), text, j.msg.ID); err != nil {
 		r.log.Error("reply not delivered", "platform", j.msg.Source.Platform, "chat", j.msg.Source.ChatID, "err", r.cfg.Redactor.Redact(err.Error()))
 	}
 }
@@ -411,8 +578,11 @@ func (r *Runner) reply(ctx context.Context, j *job, text string) {
 // AppendTranscript implements herald.TranscriptAppender: the message is
 // stored in the session of from's chat (created if needed) with no turn.
 func (r *Runner) AppendTranscript(ctx context.Context, from herald.Source, role, text string) error {
+	if from.ChatType == "" {
+		from.ChatType = herald.ChatDM
+	}
 	c := r.chat(sessions.Key(from, r.cfg.Keys))
-	sess, created, err := r.session(ctx, c, from)
+	sess, created, _, err := r.session(ctx, c, from)
 	if err != nil {
 		return err
 	}
@@ -422,35 +592,18 @@ func (r *Runner) AppendTranscript(ctx context.Context, from herald.Source, role,
 	}
 	msg := sessions.Message{SessionID: sess.ID, Role: role, Content: r.cfg.Redactor.Redact(text), CreatedAt: r.cfg.Now()}
 	if err := r.store.Append(ctx, create, msg); err != nil {
-		return err
+		return fmt.Errorf("append to the transcript of %s: %w", c.key, err)
 	}
 	c.mu.Lock()
-	if created {
+	if created && c.sess == nil {
 		c.sess = sess
 	}
-	c.history = append(c.history, openai.ChatCompletionMessage{Role: role, Content: msg.Content})
+	if c.sess != nil && c.sess.ID == sess.ID {
+		h := make([]openai.ChatCompletionMessage, 0, len(c.history)+1)
+		c.history = append(append(h, c.history...), openai.ChatCompletionMessage{Role: role, Content: msg.Content})
+	}
 	c.mu.Unlock()
 	return nil
-}
-
-// finalizeRunning fires on_session_finalize for every session with a
-// running turn (shutdown).
-func (r *Runner) finalizeRunning() {
-	r.mu.Lock()
-	chats := make([]*chat, 0, len(r.chats))
-	for _, c := range r.chats {
-		chats = append(chats, c)
-	}
-	r.mu.Unlock()
-	for _, c := range chats {
-		c.mu.Lock()
-		running := c.running != nil
-		id := c.sessID()
-		c.mu.Unlock()
-		if running && id != "" {
-			r.hooks.Emit(hooks.OnSessionFinalizeHook, &hooks.SessionFinalized{SessionID: &id, Platform: "gateway"})
-		}
-	}
 }
 
 func truncate(s string, n int) string {

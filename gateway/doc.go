@@ -1,16 +1,44 @@
 // Package gateway is the Runner: it runs every adapter, takes each inbound
-// message through dispatch (pre_gateway_dispatch, auth, busy chats,
-// commands), runs agent turns, and delivers what comes out through one
-// delivery path (format, split, retry, transcript). It implements
-// herald.Deliverer, herald.Replier and herald.TranscriptAppender, and the
-// adapters' Sink.
+// message through dispatch, runs agent turns, and delivers what comes out
+// through one delivery path. It implements adapters.Sink, herald.Deliverer,
+// herald.Replier and herald.TranscriptAppender, and agent.Approver for
+// chats.
 //
-// Concurrency: each chat (session key) has its own intake, handled in
-// arrival order, and at most one running turn; chats never wait for one
-// another. Receive returns at once. A message and its reply are committed
-// to the store before the reply is delivered. Every agent:start is paired
-// with an agent:end, emitted from a defer, with failed/error on failure.
+// The order of one message: internal messages (cron, BOOT.md, notices)
+// skip hooks and auth; pre_gateway_dispatch (skip, skip with ingest,
+// rewrite, allow; the first recognised action wins, a failing hook means
+// normal dispatch); auth (allowlists, GATEWAY_ALLOW_ALL_USERS, pairings
+// read from the store on every check; unknown DM users get one pairing
+// code or nothing, groups nothing; no user id: dropped); a busy chat
+// (commands bypass, plain text interrupts or queues); commands
+// (command:<name> hooks first); the turn.
 //
-// Adapters run under a recover boundary; one that fails is restarted with
-// capped backoff unless its error is fatal, and never stops the others.
+// Concurrency: each chat (session key) has its own intake goroutine,
+// handling its messages in arrival order, and at most one running turn;
+// chats never wait for one another, and a slow hook or model delays only
+// its own chat. Receive returns at once; the Receipt resolves when the
+// message's handling is over and its replies were sent (or, for queued
+// messages, when queued; for approval prompts, with awaiting_input). A
+// turn's messages are committed to the store before its reply is
+// delivered. Every agent:start is paired with an agent:end, emitted from
+// a defer, with failed/error on failure or interruption.
+//
+// Sessions: session:start fires on the first message of a new, reset or
+// expired session only. /new fires on_session_finalize(old), session:end,
+// session:reset, on_session_reset(new). The reset policy ends sessions
+// idle or past the daily hour: the next message gets a notice, and a
+// sweep every SweepInterval fires on_session_finalize for expired idle
+// chats. Shutdown fires on_session_finalize (platform "gateway") for each
+// running turn, then waits for turns up to ShutdownGrace before
+// cancelling them; Run returns only after every goroutine it started has
+// ended.
+//
+// Delivery: split to the adapter's Limits (formatted length when the
+// adapter reports one), preferring newlines, closing and reopening code
+// fences, " (i/N)" suffixes; rate limits and network errors are retried
+// with backoff honouring retry-after, then the user is told delivery
+// failed; a refused markup is resent once as plain text. Inbound
+// messages are de-duplicated by (platform, chat, message id). Adapters
+// that can edit get streamed replies, edited at most once per
+// StreamInterval. Adapters and the agent run under recover boundaries.
 package gateway

@@ -35,6 +35,8 @@ type PlatformAuth struct {
 	// RequireMention: in groups, only messages that mention (or reply to)
 	// the bot start turns.
 	RequireMention bool
+	// DisabledTools are left out of turns on this platform.
+	DisabledTools []string
 }
 
 // Config wires a Runner.
@@ -56,6 +58,29 @@ type Config struct {
 	// HistoryLimit is how many stored messages a turn loads (default 200).
 	HistoryLimit int
 	Now          func() time.Time
+
+	// Reset is the automatic reset policy (the zero value is Hermes'
+	// default, both at 4:00 / 1440 minutes idle; mode "none" turns it off).
+	Reset sessions.ResetPolicy
+	// ResetNotify tells the user when their session was reset by the
+	// policy (Hermes' session_reset.notify, default true: nil means on).
+	ResetNotify *bool
+	// SweepInterval is how often expired sessions are finalized (default
+	// 5 minutes).
+	SweepInterval time.Duration
+	// ApprovalTimeout bounds a person's answer to an approval prompt
+	// (default 5 minutes).
+	ApprovalTimeout time.Duration
+	// Approvers replace the chat approver (a prompt answered by /approve
+	// or /deny) on some platforms; herald chat passes a terminal prompt
+	// for "cli".
+	Approvers map[herald.Platform]agent.Approver
+	// StreamInterval is the least time between two edits of a streamed
+	// reply (default 1 s).
+	StreamInterval time.Duration
+	// RetryBase is the first wait before resending after a network error
+	// (default 1 s; it doubles per attempt).
+	RetryBase time.Duration
 }
 
 // Runner is the gateway.
@@ -73,7 +98,7 @@ type Runner struct {
 	dedup *dedup
 
 	accepting  atomic.Bool
-	turns      sync.WaitGroup
+	work       tracker  // intake and turn goroutines
 	health     sync.Map // platform → string
 	startedAt  time.Time
 	baseCtx    context.Context
@@ -104,6 +129,24 @@ func New(cfg Config) *Runner {
 	if cfg.BusyMode == "" {
 		cfg.BusyMode = "interrupt"
 	}
+	if cfg.Reset.Mode == "" && cfg.Reset.AtHour == 0 && cfg.Reset.IdleMinutes == 0 {
+		cfg.Reset = sessions.DefaultResetPolicy
+	}
+	if cfg.SweepInterval <= 0 {
+		cfg.SweepInterval = 5 * time.Minute
+	}
+	if cfg.ApprovalTimeout <= 0 {
+		cfg.ApprovalTimeout = agent.DefaultApprovalTimeout
+	}
+	if cfg.StreamInterval <= 0 {
+		cfg.StreamInterval = time.Second
+	}
+	if cfg.RetryBase <= 0 {
+		cfg.RetryBase = time.Second
+	}
+	if cfg.Redactor == nil {
+		cfg.Redactor = herald.NewRedactor()
+	}
 	r := &Runner{
 		cfg: cfg, log: cfg.Log, hooks: cfg.Hooks, store: cfg.Store,
 		adapters: map[herald.Platform]adapters.Adapter{}, chats: map[string]*chat{},
@@ -119,10 +162,11 @@ func New(cfg Config) *Runner {
 	return r
 }
 
-// Run starts every adapter, emits gateway:startup, and serves until ctx
-// ends; then it stops accepting, lets running turns finish (bounded by
-// ShutdownGrace), fires on_session_finalize for each running session and
-// returns.
+// Run starts every adapter and the expiry sweep, emits gateway:startup,
+// and serves until ctx ends; then it stops accepting, fires
+// on_session_finalize (platform "gateway") for each session with a running
+// turn, lets running turns finish (bounded by ShutdownGrace, then cancels
+// them) and returns.
 func (r *Runner) Run(ctx context.Context) error {
 	r.startedAt = r.cfg.Now()
 	actx, stopAdapters := context.WithCancel(context.Background())
@@ -135,6 +179,11 @@ func (r *Runner) Run(ctx context.Context) error {
 			r.runAdapter(actx, a)
 		}()
 	}
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		r.sweepLoop(actx)
+	}()
 	var names []string
 	for _, p := range r.order {
 		names = append(names, string(p))
@@ -145,18 +194,16 @@ func (r *Runner) Run(ctx context.Context) error {
 	<-ctx.Done()
 	r.log.Info("gateway stopping: no new messages; waiting for running turns", "grace", r.cfg.ShutdownGrace)
 	r.accepting.Store(false)
-	done := make(chan struct{})
-	go func() { r.turns.Wait(); close(done) }()
+	r.finalizeRunning()
+	done := r.work.close()
+	grace := time.NewTimer(r.cfg.ShutdownGrace)
 	select {
 	case <-done:
-	case <-time.After(r.cfg.ShutdownGrace):
+		grace.Stop()
+	case <-grace.C:
 		r.log.Warn("shutdown grace over; cancelling running turns")
-		r.finalizeRunning()
-		r.cancelBase()
-		select {
-		case <-done:
-		case <-time.After(2 * time.Second):
-		}
+		r.cancelBase() // also ends deliveries waiting to retry
+		<-done
 	}
 	stopAdapters()
 	wg.Wait()

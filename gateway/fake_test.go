@@ -1,0 +1,134 @@
+package gateway
+
+import (
+	"context"
+	"fmt"
+	"path/filepath"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/heraldgw/herald"
+	"github.com/heraldgw/herald/adapters"
+	"github.com/heraldgw/herald/agent"
+	"github.com/heraldgw/herald/hooks"
+	"github.com/heraldgw/herald/sessions"
+)
+
+// fakeAdapter is a platform that records what the gateway sends; fail,
+// when set, decides the outcome of each Send attempt (1-based).
+type fakeAdapter struct {
+	name   herald.Platform
+	limits adapters.Limits
+
+	mu    sync.Mutex
+	calls int
+	sent  []adapters.Outgoing
+	times []time.Time
+	fail  func(attempt int, out adapters.Outgoing) error
+}
+
+func (f *fakeAdapter) Platform() herald.Platform { return f.name }
+func (f *fakeAdapter) Limits() adapters.Limits   { return f.limits }
+func (f *fakeAdapter) Run(ctx context.Context, sink adapters.Sink) error {
+	<-ctx.Done()
+	return nil
+}
+
+func (f *fakeAdapter) Send(ctx context.Context, to herald.Target, out adapters.Outgoing) (adapters.Sent, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.calls++
+	f.times = append(f.times, time.Now())
+	if f.fail != nil {
+		if err := f.fail(f.calls, out); err != nil {
+			return adapters.Sent{}, err
+		}
+	}
+	f.sent = append(f.sent, out)
+	return adapters.Sent{MessageID: fmt.Sprint("s", f.calls)}, nil
+}
+
+func (f *fakeAdapter) texts() []string {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	var out []string
+	for _, o := range f.sent {
+		out = append(out, o.Text)
+	}
+	return out
+}
+
+// editAdapter can also edit (streaming).
+type editAdapter struct {
+	fakeAdapter
+	edits []string
+}
+
+func (e *editAdapter) Edit(ctx context.Context, to herald.Target, id, text string) error {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	e.edits = append(e.edits, text)
+	return nil
+}
+
+// bubble is a Runner on a fake adapter, for use inside synctest.Test.
+type bubble struct {
+	t      *testing.T
+	store  *sessions.Store
+	reg    *hooks.Registry
+	rec    *recorder
+	runner *Runner
+	cancel context.CancelFunc
+	done   chan error
+}
+
+func newBubble(t *testing.T, ad adapters.Adapter, model agent.Model, opts ...harnessOpt) *bubble {
+	t.Helper()
+	st, err := sessions.Open(filepath.Join(t.TempDir(), "state.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	reg := hooks.NewRegistry(nil)
+	b := &bubble{t: t, store: st, reg: reg, rec: newRecorder(reg)}
+	if model == nil {
+		model = agent.Echo{}
+	}
+	ag := &agent.Agent{Model: model, Tools: agent.NewTools(dangerTool{}), Hooks: reg, ModelName: "echo-test"}
+	cfg := Config{Adapters: []adapters.Adapter{ad}, Store: st, Hooks: reg, Agent: ag,
+		Auth: map[herald.Platform]PlatformAuth{ad.Platform(): {TrustAll: true}}}
+	for _, o := range opts {
+		o(&cfg)
+	}
+	b.runner = New(cfg)
+	ctx, cancel := context.WithCancel(context.Background())
+	b.cancel, b.done = cancel, make(chan error, 1)
+	go func() { b.done <- b.runner.Run(ctx) }()
+	return b
+}
+
+// stop shuts everything down; call it at the end of the bubble's function.
+func (b *bubble) stop() {
+	b.cancel()
+	<-b.done
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	b.reg.Close(ctx)
+	cancel()
+	b.store.Close()
+}
+
+func (b *bubble) send(chat, user, text string) *adapters.Receipt {
+	return b.runner.Receive(context.Background(), herald.Message{Text: text,
+		Source: herald.Source{Platform: "fake", ChatID: chat, ChatType: herald.ChatDM, UserID: user}})
+}
+
+func outcome(t *testing.T, rec *adapters.Receipt) adapters.Outcome {
+	t.Helper()
+	select {
+	case <-rec.Done():
+		return rec.Outcome()
+	case <-time.After(time.Hour): // fake time inside a bubble
+		t.Fatal("receipt never resolved")
+		return adapters.Outcome{}
+	}
+}

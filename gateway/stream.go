@@ -1,0 +1,149 @@
+package gateway
+
+// stream.go: streamed replies on platforms whose adapter can edit a sent
+// message. The first text is sent as a message and then edited as it
+// grows, at most once per StreamInterval and never to the same text; the
+// final answer replaces it through the normal split (extra parts are sent
+// as new messages).
+
+import (
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/heraldgw/herald"
+	"github.com/heraldgw/herald/adapters"
+)
+
+type stream struct {
+	r     *Runner
+	a     adapters.Adapter
+	ed    adapters.Editor
+	to    herald.Target
+	cause string
+
+	mu   sync.Mutex
+	text string
+
+	kick chan struct{}
+	quit chan struct{}
+	done chan struct{}
+
+	// owned by loop until done, then by finish
+	msgID string
+	shown string
+	edits int
+}
+
+// newStream returns nil when j's platform cannot edit messages.
+func (r *Runner) newStream(c *chat, j *job) *stream {
+	a, ok := r.adapters[j.msg.Source.Platform]
+	if !ok {
+		return nil
+	}
+	ed, ok := a.(adapters.Editor)
+	if !ok {
+		return nil
+	}
+	s := &stream{r: r, a: a, ed: ed, to: j.msg.Source.Target(), cause: j.msg.ID,
+		kick: make(chan struct{}, 1), quit: make(chan struct{}), done: make(chan struct{})}
+	go s.loop()
+	return s
+}
+
+// update is agent.Options.Stream: it never blocks.
+func (s *stream) update(partial string) {
+	s.mu.Lock()
+	s.text = partial
+	s.mu.Unlock()
+	select {
+	case s.kick <- struct{}{}:
+	default:
+	}
+}
+
+func (s *stream) loop() {
+	defer close(s.done)
+	for {
+		select {
+		case <-s.quit:
+			return
+		case <-s.kick:
+		}
+		s.flush()
+		t := time.NewTimer(s.r.cfg.StreamInterval)
+		select {
+		case <-s.quit:
+			t.Stop()
+			return
+		case <-t.C:
+		}
+	}
+}
+
+// preview is what fits in one message of the text so far.
+func (s *stream) preview(text string) string {
+	lim := s.a.Limits()
+	if lim.MaxLength <= 0 || lim.Len(text) <= lim.MaxLength {
+		return text
+	}
+	cut, _ := cutPoint(text, lim.MaxLength-2, lim)
+	return text[:cut] + " …"
+}
+
+func (s *stream) flush() {
+	s.mu.Lock()
+	text := s.text
+	s.mu.Unlock()
+	p := s.preview(text)
+	if strings.TrimSpace(p) == "" || p == s.shown {
+		return
+	}
+	ctx := s.r.baseCtx
+	if s.msgID == "" {
+		id, err := s.r.sendOne(ctx, s.a, s.to, adapters.Outgoing{Text: p, Cause: s.cause, Part: 1, Parts: 1})
+		if err != nil || id == "" {
+			return
+		}
+		s.msgID, s.shown = id, p
+		return
+	}
+	if err := s.ed.Edit(ctx, s.to, s.msgID, p); err != nil {
+		s.r.log.Warn("streamed edit failed", "platform", s.a.Platform(), "chat", s.to.ChatID, "err", s.r.cfg.Redactor.Redact(err.Error()))
+		return
+	}
+	s.shown = p
+	s.edits++
+}
+
+// stop ends the edit loop and waits for it.
+func (s *stream) stop() {
+	close(s.quit)
+	<-s.done
+}
+
+// finish delivers the final answer over the streamed message; it returns
+// false when nothing was streamed (the caller then replies normally).
+// Call after stop.
+func (s *stream) finish(final string) bool {
+	if s.msgID == "" {
+		return false
+	}
+	parts := splitFor(final, s.a)
+	ctx := s.r.baseCtx
+	if parts[0] != s.shown {
+		if err := s.ed.Edit(ctx, s.to, s.msgID, parts[0]); err != nil {
+			s.r.log.Warn("final streamed edit failed; sending the answer anew", "platform", s.a.Platform(), "err", s.r.cfg.Redactor.Redact(err.Error()))
+			return false
+		}
+		s.edits++
+	}
+	for i, p := range parts[1:] {
+		if _, err := s.r.sendOne(ctx, s.a, s.to, adapters.Outgoing{Text: p, Cause: s.cause, Part: i + 2, Parts: len(parts)}); err != nil {
+			s.r.log.Error("delivery failed", "platform", s.a.Platform(), "chat", s.to.ChatID, "part", i+2, "err", s.r.cfg.Redactor.Redact(err.Error()))
+			safeSend(ctx, s.a, s.to, adapters.Outgoing{Text: DeliveryFailedNotice, Cause: s.cause, Plain: true})
+			break
+		}
+	}
+	return true
+}
