@@ -13,6 +13,7 @@ import (
 
 	"github.com/heraldgw/herald"
 	"github.com/heraldgw/herald/adapters"
+	"github.com/heraldgw/herald/agent"
 	"github.com/heraldgw/herald/gateway"
 )
 
@@ -59,7 +60,13 @@ func (e *env) chat(ctx context.Context, args []string) error {
 		fmt.Fprintln(e.stderr, "herald: no model credentials set; the offline echo model will answer (set OPENAI_API_KEY to use a real one)")
 	}
 	cli := &cliAdapter{out: e.stdout}
-	runner := gateway.New(gatewayConfig(a, []adapters.Adapter{cli}))
+	gc := gatewayConfig(a, []adapters.Adapter{cli})
+	if e.interactive {
+		// on a terminal, approvals are a y/N prompt; otherwise the chat's
+		// own /approve and /deny answer them
+		gc.Approvers = map[herald.Platform]agent.Approver{herald.PlatformCLI: &agent.TerminalApprover{In: e.stdin, Out: e.stdout}}
+	}
+	runner := gateway.New(gc)
 	runCtx, cancel := context.WithCancel(ctx)
 	done := make(chan error, 1)
 	go func() { done <- runner.Run(runCtx) }()

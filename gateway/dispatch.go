@@ -356,7 +356,7 @@ func (r *Runner) turn(ctx context.Context, c *chat, j *job) {
 
 	opts := agent.Options{
 		Turn: agent.Turn{SessionID: sess.ID, SessionKey: c.key, Platform: string(src.Platform), UserID: src.UserID,
-			ChatID: src.ChatID, ChatType: string(src.ChatType), ThreadID: src.ThreadID, Surface: "gateway"},
+			ChatID: src.ChatID, ChatType: string(src.ChatType), ThreadID: src.ThreadID, Surface: surface(src.Platform)},
 		History:  hist,
 		Approver: r.approver(c, sess.ID, src.Platform),
 	}
@@ -615,4 +615,13 @@ func truncate(s string, n int) string {
 		return s
 	}
 	return string(rs[:n])
+}
+
+// surface is where an approval prompt is shown: "cli" for herald chat,
+// "gateway" for chat platforms (Hermes' values).
+func surface(p herald.Platform) string {
+	if p == herald.PlatformCLI {
+		return "cli"
+	}
+	return "gateway"
 }
