@@ -367,7 +367,9 @@ func (r *Runner) turn(ctx context.Context, c *chat, j *job) {
 	if st != nil {
 		opts.Stream = st.update
 	}
+	stopTyping := r.typing(ctx, src)
 	res, runErr := r.runAgent(ctx, m.Text, opts)
+	stopTyping()
 	if st != nil {
 		st.stop()
 	}
