@@ -1,0 +1,103 @@
+package cmd_test
+
+import (
+	"context"
+	"encoding/json"
+	"net/http"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/bwmarrin/discordgo"
+
+	"github.com/heraldgw/herald/adapters/discord/discordtest"
+	"github.com/heraldgw/herald/adapters/slack/slacktest"
+	"github.com/heraldgw/herald/adapters/telegram/telegramtest"
+	"github.com/heraldgw/herald/cmd/cmdtest"
+)
+
+// One gateway process with all four platforms: Telegram, Discord and
+// Slack against their fakes, and the local platform. Each answers a DM
+// from an allowed user, and /healthz shows every platform connected.
+func TestAllPlatformsInOneGateway(t *testing.T) {
+	tg := telegramtest.New(telegramtest.Options{MaxPoll: time.Second})
+	defer tg.Close()
+	dc := discordtest.New()
+	defer dc.Close()
+	sl := slacktest.New(slacktest.Options{BotToken: "xoxb-test-bot-token-0123456789", AppToken: "xapp-test-app-token-0123456789"})
+	defer sl.Close()
+
+	home := t.TempDir()
+	cfg := "platforms:\n" +
+		"  telegram:\n    api_endpoint: " + tg.Endpoint() + "\n    poll_timeout: 1\n    allowed_users: [\"*\"]\n" +
+		"  discord:\n    api_base: " + dc.APIBase() + "\n    allowed_users: [\"*\"]\n" +
+		"  slack:\n    api_url: " + sl.APIURL() + "\n    allowed_users: [\"*\"]\n"
+	if err := os.WriteFile(filepath.Join(home, "config.yaml"), []byte(cfg), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	g := cmdtest.Start(t, cmdtest.Options{Home: home, Env: map[string]string{
+		"TELEGRAM_BOT_TOKEN": tg.Token(),
+		"DISCORD_BOT_TOKEN":  "discord-test-token-0123456789",
+		"SLACK_BOT_TOKEN":    "xoxb-test-bot-token-0123456789",
+		"SLACK_APP_TOKEN":    "xapp-test-app-token-0123456789",
+	}})
+
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	waitHealth(t, g, ctx, "telegram", "discord", "slack", "local")
+
+	tg.DM(555, "ann", "hello telegram")
+	dc.Inject(dc.DM(&discordgo.User{ID: "42", Username: "bob"}, "hello discord"))
+	sl.DM("U123", "hello slack")
+	local := g.Say(t, "l1", "hello local")
+
+	calls, err := tg.WaitCalls(ctx, "sendMessage", 1)
+	if err != nil || !strings.Contains(calls[0].Text, "hello telegram") {
+		t.Fatalf("telegram: %+v %v", calls, err)
+	}
+	sent, err := dc.WaitSent(ctx, 1)
+	if err != nil || !strings.Contains(sent[0].Content, "hello discord") {
+		t.Fatalf("discord: %+v %v", sent, err)
+	}
+	posts, err := sl.WaitPosts(ctx, 1)
+	if err != nil || !strings.Contains(posts[0].Text, "hello slack") {
+		t.Fatalf("slack: %+v %v", posts, err)
+	}
+	if !strings.Contains(local.Text(), "hello local") {
+		t.Fatalf("local: %q", local.Text())
+	}
+	// no token reaches the log
+	log := g.Log()
+	for _, secret := range []string{tg.Token(), "discord-test-token-0123456789", "xoxb-test-bot-token-0123456789", "xapp-test-app-token-0123456789"} {
+		if strings.Contains(log, secret) {
+			t.Fatalf("a platform token is in gateway.log")
+		}
+	}
+}
+
+func waitHealth(t *testing.T, g *cmdtest.Gateway, ctx context.Context, platforms ...string) {
+	t.Helper()
+	var last map[string]string
+	for ctx.Err() == nil {
+		res, err := http.Get("http://" + g.Addr + "/healthz")
+		if err == nil {
+			var h struct {
+				Platforms map[string]string `json:"platforms"`
+			}
+			json.NewDecoder(res.Body).Decode(&h)
+			res.Body.Close()
+			last = h.Platforms
+			ok := true
+			for _, p := range platforms {
+				ok = ok && h.Platforms[p] == "connected"
+			}
+			if ok {
+				return
+			}
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	t.Fatalf("platforms not all connected: %v\n%s", last, g.Log())
+}
