@@ -14,6 +14,8 @@ import (
 	"strings"
 
 	"github.com/heraldgw/herald/cmd"
+	denydms "github.com/heraldgw/herald/examples/deny-unauthorized-dms"
+	"github.com/heraldgw/herald/examples/listen-only"
 	"github.com/heraldgw/herald/examples/plugins/approvalnotify"
 	"github.com/heraldgw/herald/examples/plugins/dangerwarn"
 	"github.com/heraldgw/herald/examples/plugins/guardrails"
@@ -26,6 +28,7 @@ import (
 	"github.com/heraldgw/herald/examples/plugins/textstyle"
 	"github.com/heraldgw/herald/examples/plugins/toolaudit"
 	"github.com/heraldgw/herald/examples/plugins/toolmetrics"
+	"github.com/heraldgw/herald/examples/takeover"
 	"github.com/heraldgw/herald/hooks"
 )
 
@@ -35,7 +38,22 @@ var all = []hooks.Plugin{
 	redactsecrets.Plugin, summarizefind.Plugin, textstyle.Plugin,
 }
 
+// list reads a comma list from the environment.
+func list(name string) []string {
+	var out []string
+	for _, v := range strings.Split(os.Getenv(name), ",") {
+		if v = strings.TrimSpace(v); v != "" {
+			out = append(out, v)
+		}
+	}
+	return out
+}
+
 func main() {
+	// the gateway examples take their settings from the environment:
+	// HERALD_BOT_NAME (listen-only), HERALD_OWNERS and
+	// HERALD_APPROVED_USERS ("platform:user" lists)
+	all = append(all, listenonly.New(os.Getenv("HERALD_BOT_NAME")), takeover.New(list("HERALD_OWNERS")...), denydms.New(list("HERALD_APPROVED_USERS")...))
 	want := map[string]bool{}
 	for _, n := range strings.Split(os.Getenv("HERALD_EXAMPLES"), ",") {
 		if n = strings.TrimSpace(n); n != "" {
