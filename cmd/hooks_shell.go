@@ -119,6 +119,9 @@ func listShellHooks(ctx context.Context, e *env, a *app) error {
 			if s.Dialect != "" {
 				extra += ", dialect=" + s.Dialect
 			}
+			if s.Persistent {
+				extra += fmt.Sprintf(", persistent×%d", max(s.Concurrency, 1))
+			}
 			fmt.Fprintf(e.stdout, "    - %s matcher=%q (timeout=%ds%s, %s)\n", s.Command, s.Matcher, int(s.Timeout.Seconds()), extra, status)
 			if ok {
 				fmt.Fprintf(e.stdout, "      approved_at: %s\n", entry.ApprovedAt)
@@ -203,12 +206,12 @@ func hooksTest(ctx context.Context, e *env, args []string) error {
 			return err
 		}
 		fmt.Fprintf(e.stdout, "── %s (%s)\n", s.Command, s.Where)
-		res := runner.Run(ctx, &s, in)
+		res := runSpec(ctx, runner, s, in)
 		if res.SpawnErr != nil {
 			fmt.Fprintf(e.stdout, "  error: %v\n", res.SpawnErr)
 		}
 		fmt.Fprintf(e.stdout, "  exit=%d elapsed=%.3fs%s\n", res.Exit, res.Elapsed.Seconds(), map[bool]string{true: " (timed out)"}[res.TimedOut])
-		fmt.Fprintf(e.stdout, "  stdout: %s\n  stderr: %s\n", clip(res.Stdout), clip(res.Stderr))
+		fmt.Fprintf(e.stdout, "  stdout: %s\n  stderr: %s\n", a.redactor.Redact(clip(res.Stdout)), a.redactor.Redact(clip(res.Stderr)))
 		v, aerr := s.Answer(res)
 		switch {
 		case aerr != nil:
@@ -338,7 +341,7 @@ func hooksDoctor(ctx context.Context, e *env, args []string) error {
 		}
 		in, _ := s.Payload(s.Event, samplePayload(s.Event, ""))
 		sctx, cancel := context.WithTimeout(ctx, 30*time.Second)
-		res := runner.Run(sctx, &s, in)
+		res := runSpec(sctx, runner, s, in)
 		cancel()
 		_, perr := s.Answer(res)
 		switch {
@@ -360,4 +363,15 @@ func hooksDoctor(ctx context.Context, e *env, args []string) error {
 	}
 	fmt.Fprintln(e.stdout, "All shell hooks look healthy.")
 	return nil
+}
+
+// runSpec runs a hook once: spawned, or for a persistent hook a process
+// started for this one request.
+func runSpec(ctx context.Context, r *hooks.ShellRunner, s hooks.ShellSpec, in []byte) *hooks.ShellRun {
+	if !s.Persistent {
+		return r.Run(ctx, &s, in)
+	}
+	p := hooks.NewPersistent(r, s, 1)
+	defer p.Close()
+	return p.Call(ctx, in)
 }

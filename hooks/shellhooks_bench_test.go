@@ -6,6 +6,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"testing"
 	"time"
 )
@@ -73,4 +74,64 @@ func BenchmarkShellFourSlowHooks(b *testing.B) {
 	for b.Loop() {
 		reg.PreToolCall(context.Background(), p)
 	}
+}
+
+// BenchmarkShellPersistentRoundTrip is one pre_tool_call through the
+// registry to a persistent hook and back; it reports the median.
+func BenchmarkShellPersistentRoundTrip(b *testing.B) {
+	p := filepath.Join(b.TempDir(), "guard.py")
+	os.WriteFile(p, []byte(persistentPy), 0o755)
+	reg := NewRegistry(nil)
+	b.Cleanup(func() { reg.Close(context.Background()) })
+	sh := &ShellHooks{Registry: reg, Runner: &ShellRunner{Environ: os.Environ()}, Consent: &Consent{List: Allowlist{Path: filepath.Join(b.TempDir(), AllowlistFile)}, Accept: true}}
+	sh.Register([]ShellSpec{{Event: PreToolCallHook, Command: p, Timeout: 10 * time.Second, Persistent: true}})
+	call := &PreToolCall{ToolName: "terminal", Args: map[string]any{"command": "rm -rf /"}, SessionID: "s"}
+	if d := reg.PreToolCall(context.Background(), call); d.Action != "block" {
+		b.Fatalf("decision %+v", d)
+	}
+	var lat []time.Duration
+	for b.Loop() {
+		t0 := time.Now()
+		reg.PreToolCall(context.Background(), call)
+		lat = append(lat, time.Since(t0))
+	}
+	slices.Sort(lat)
+	b.ReportMetric(float64(lat[len(lat)/2].Microseconds()), "p50-µs")
+}
+
+// BenchmarkShellHookVsSpawn alternates a bare spawn and a shell-hook call
+// of the same script in one loop, so both see the same machine load, and
+// reports the ratio of their medians.
+func BenchmarkShellHookVsSpawn(b *testing.B) {
+	body := "cat >/dev/null; echo '{}'\n"
+	p := benchScript(b, body)
+	reg := shellRegistryAt(b, p)
+	call := &PreToolCall{ToolName: "terminal", Args: map[string]any{"command": "ls"}, SessionID: "s"}
+	in, _ := ShellPayload(PreToolCallHook, call)
+	var bare, hook []time.Duration
+	for b.Loop() {
+		t0 := time.Now()
+		var out, errb bytes.Buffer
+		c := exec.Command(p)
+		c.Stdin, c.Stdout, c.Stderr = bytes.NewReader(in), &out, &errb
+		if err := c.Run(); err != nil {
+			b.Fatal(err)
+		}
+		t1 := time.Now()
+		reg.PreToolCall(context.Background(), call)
+		hook, bare = append(hook, time.Since(t1)), append(bare, t1.Sub(t0))
+	}
+	slices.Sort(bare)
+	slices.Sort(hook)
+	b.ReportMetric(float64(bare[len(bare)/2].Microseconds()), "bare-p50-µs")
+	b.ReportMetric(float64(hook[len(hook)/2].Microseconds()), "hook-p50-µs")
+	b.ReportMetric(float64(hook[len(hook)/2])/float64(bare[len(bare)/2]), "ratio")
+}
+
+func shellRegistryAt(b *testing.B, script string) *Registry {
+	reg := NewRegistry(nil)
+	b.Cleanup(func() { reg.Close(context.Background()) })
+	sh := &ShellHooks{Registry: reg, Runner: &ShellRunner{Environ: os.Environ()}, Consent: &Consent{List: Allowlist{Path: filepath.Join(b.TempDir(), AllowlistFile)}, Accept: true}}
+	sh.Register([]ShellSpec{{Event: PreToolCallHook, Command: script, Timeout: 10 * time.Second}})
+	return reg
 }

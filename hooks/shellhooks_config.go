@@ -28,6 +28,12 @@ type ShellSpec struct {
 	Dialect string
 	// Env names variables passed through although they look like secrets.
 	Env []string
+	// Persistent hooks are started once and answer one JSON line per
+	// request; Concurrency of them serve calls side by side.
+	Persistent  bool
+	Concurrency int
+
+	argv []string // the split command, once a handler is made
 }
 
 // Shell-hook timeouts, as Hermes clamps them.
@@ -202,8 +208,22 @@ func parseShellEntry(e *yaml.Node, event, where string, pt Point) (ShellSpec, []
 			}
 		}
 	}
-	if p := fields["persistent"]; p != nil && strings.EqualFold(p.Value, "true") {
-		warns = append(warns, where+".persistent is not supported by this herald; the hook is spawned per call")
+	if p := fields["persistent"]; p != nil {
+		s.Persistent = Truthy(p.Tag, p.Value)
+	}
+	if c := fields["concurrency"]; c != nil {
+		n, err := strconv.Atoi(strings.TrimSpace(c.Value))
+		switch {
+		case err != nil || n < 1:
+			warns = append(warns, fmt.Sprintf("%s.concurrency %q is not a positive whole number; using 1", where, c.Value))
+		case !s.Persistent:
+			warns = append(warns, where+".concurrency applies to persistent hooks only; ignored")
+		case n > 64:
+			warns = append(warns, fmt.Sprintf("%s.concurrency %d is over the limit; clamping to 64", where, n))
+			s.Concurrency = 64
+		default:
+			s.Concurrency = n
+		}
 	}
 	return s, warns, true
 }

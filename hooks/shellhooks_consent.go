@@ -279,6 +279,11 @@ func (h *ShellHooks) Register(specs []ShellSpec) []RegisterResult {
 			sub.Matcher = spec.Matches
 		}
 		switch {
+		case err == nil && s.Persistent:
+			ph := NewPersistent(h.Runner, s, s.Concurrency)
+			sub.Handler = ph.Handler()
+			sub.OnClosed = ph.Close
+			res.Running = true
 		case err == nil:
 			sub.Handler = h.Runner.Handler(s)
 			res.Running = true

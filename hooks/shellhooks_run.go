@@ -78,10 +78,12 @@ func expandHome(s string) string {
 // killing the whole group (SIGTERM, then SIGKILL) on timeout.
 func (r *ShellRunner) Run(ctx context.Context, s *ShellSpec, stdin []byte) *ShellRun {
 	res := &ShellRun{Stdin: stdin, Exit: -1}
-	argv, err := SplitCommand(s.Command)
-	if err != nil {
-		res.SpawnErr = err
-		return res
+	argv, err := s.argv, error(nil)
+	if argv == nil {
+		if argv, err = SplitCommand(s.Command); err != nil {
+			res.SpawnErr = err
+			return res
+		}
 	}
 	res.Argv = argv
 	ctx, cancel := context.WithTimeout(ctx, s.Timeout)
@@ -316,6 +318,10 @@ func (s *ShellSpec) Answer(res *ShellRun) (any, error) {
 		}
 		return Block(defaultMsg(msg)), nil
 	}
+	if perr != nil && s.Dialect == "claude" && s.Event == PreLLMCallHook && res.Exit == 0 {
+		// Claude Code: plain stdout of UserPromptSubmit is context
+		return &LLMContext{Context: strings.TrimSpace(string(res.Stdout))}, nil
+	}
 	if perr != nil {
 		return nil, perr
 	}
@@ -335,38 +341,43 @@ func (s *ShellSpec) Payload(event string, payload any) ([]byte, error) {
 
 // Handler returns the registry handler that runs this spec.
 func (r *ShellRunner) Handler(s ShellSpec) Handler {
+	s.argv, _ = SplitCommand(s.Command) // split once; a bad command fails at each call
 	return func(ctx context.Context, ev Event) (any, error) {
 		in, err := s.Payload(ev.Name, ev.Payload)
 		if err != nil {
 			return nil, fmt.Errorf("encode payload: %w", err)
 		}
-		res := r.Run(ctx, &s, in)
-		log := r.log().With("hook", s.Command, "event", ev.Name)
-		if res.Truncated {
-			log.Warn("shell hook output over 1 MiB; truncated")
-		}
-		if len(res.Stderr) > 0 {
-			e := string(res.Stderr)
-			if len(e) > 400 {
-				e = e[:400]
-			}
-			log.Debug("shell hook stderr", "stderr", e)
-		}
-		if res.Exit > 0 && res.Exit != 2 {
-			log.Warn(fmt.Sprintf("shell hook exited %d", res.Exit))
-		}
-		v, err := s.Answer(res)
-		if err != nil && !s.FailClosed && s.Event == PreToolCallHook {
-			err = fmt.Errorf("%w; failing open (fail_closed: true would block the call)", err)
-		}
-		if p, ok := Lookup(ev.Name); ok && p.Kind == Observer {
-			if err != nil {
-				log.Warn("shell hook failed", "err", err)
-			}
-			return nil, nil
-		}
-		return v, err
+		return r.settle(&s, ev, r.Run(ctx, &s, in))
 	}
+}
+
+// settle logs one run's outcome and turns it into the handler's answer.
+func (r *ShellRunner) settle(s *ShellSpec, ev Event, res *ShellRun) (any, error) {
+	log := r.log().With("hook", s.Command, "event", ev.Name)
+	if res.Truncated {
+		log.Warn("shell hook output over 1 MiB; truncated")
+	}
+	if len(res.Stderr) > 0 {
+		e := string(res.Stderr)
+		if len(e) > 400 {
+			e = e[:400]
+		}
+		log.Debug("shell hook stderr", "stderr", e)
+	}
+	if res.Exit > 0 && res.Exit != 2 {
+		log.Warn(fmt.Sprintf("shell hook exited %d", res.Exit))
+	}
+	v, err := s.Answer(res)
+	if err != nil && !s.FailClosed && s.Event == PreToolCallHook {
+		err = fmt.Errorf("%w; failing open (fail_closed: true would block the call)", err)
+	}
+	if p, ok := Lookup(ev.Name); ok && p.Kind == Observer {
+		if err != nil {
+			log.Warn("shell hook failed", "err", err)
+		}
+		return nil, nil
+	}
+	return v, err
 }
 
 func (r *ShellRunner) log() *slog.Logger {

@@ -161,6 +161,9 @@ func TestShellAnswers(t *testing.T) {
 		{"garbage", `echo 'not json'`, true, false, "err:not valid JSON"},
 		{"empty is silence", `true`, true, false, `null`},
 		{"crash", `kill -SEGV $$`, true, false, "err:no decision"},
+		{"claude continue false", `echo '{"continue":false,"stopReason":"stop here"}'`, false, true, `{"action":"block","message":"stop here"}`},
+		{"claude allow", `echo '{"hookSpecificOutput":{"permissionDecision":"allow"}}'`, false, true, `null`},
+		{"claude modify", `echo '{"decision":"modify","tool_input":{"command":"ls"}}'`, false, false, `{"action":"modify","args":{"command":"ls"}}`},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			s := ShellSpec{Event: PreToolCallHook, Command: writeScript(t, dir, strings.ReplaceAll(tc.name, " ", "_")+".sh", tc.body+"\n"), Timeout: 5 * time.Second, FailClosed: tc.failClosed}
@@ -236,6 +239,17 @@ func TestShellFailures(t *testing.T) {
 		v, err := s.Answer(r.Run(context.Background(), &s, nil))
 		if err != nil || v.(*LLMContext).Context != "one two|$(whoami)" {
 			t.Fatalf("v = %+v, %v", v, err)
+		}
+	})
+	t.Run("claude plain stdout on UserPromptSubmit is context", func(t *testing.T) {
+		s := ShellSpec{Event: PreLLMCallHook, Dialect: "claude", Timeout: time.Second, Command: writeScript(t, dir, "plain.sh", "echo 'Today is Friday'\n")}
+		v, err := s.Answer(r.Run(context.Background(), &s, nil))
+		if c, ok := v.(*LLMContext); err != nil || !ok || c.Context != "Today is Friday" {
+			t.Fatalf("v = %#v, %v", v, err)
+		}
+		s.Dialect = ""
+		if _, err := s.Answer(r.Run(context.Background(), &s, nil)); err == nil {
+			t.Fatal("Hermes dialect: plain text is not JSON")
 		}
 	})
 	t.Run("secrets are not in the environment unless opted in", func(t *testing.T) {
@@ -332,5 +346,42 @@ func TestParallelApprovalsLoseNothing(t *testing.T) {
 	}
 	if st, _ := os.Stat(list.Path); st.Mode().Perm() != 0o600 {
 		t.Fatalf("allowlist mode = %v", st.Mode())
+	}
+}
+
+func TestParsePersistentAndConcurrency(t *testing.T) {
+	specs, warns, _ := ParseShellHooks(yamlNode(t, `hooks:
+  pre_tool_call:
+    - command: guard.py
+      persistent: true
+      concurrency: 4
+      env: [GITHUB_TOKEN]
+    - command: once.sh
+      concurrency: 2
+    - command: many.py
+      persistent: "yes"
+      concurrency: 0
+`))
+	if len(specs) != 3 || !specs[0].Persistent || specs[0].Concurrency != 4 || specs[0].Env[0] != "GITHUB_TOKEN" || specs[1].Persistent || !specs[2].Persistent || specs[2].Concurrency != 0 {
+		t.Fatalf("specs = %+v", specs)
+	}
+	all := strings.Join(warns, "\n")
+	if !strings.Contains(all, "hooks.pre_tool_call[1].concurrency applies to persistent hooks only") || !strings.Contains(all, `hooks.pre_tool_call[2].concurrency "0" is not a positive`) {
+		t.Fatalf("warnings: %s", all)
+	}
+}
+
+func TestShellPayloadNonObjectArgs(t *testing.T) {
+	b, err := ShellPayload(PreToolCallHook, map[string]any{"tool_name": "terminal", "args": []any{"ls"}, "parent_session_id": "p1", "weird": map[string]any{"n": 1}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got map[string]any
+	json.Unmarshal(b, &got)
+	if got["tool_input"] != nil || got["session_id"] != "p1" || got["extra"].(map[string]any)["weird"] == nil {
+		t.Fatalf("payload %s", b)
+	}
+	if !strings.HasPrefix(string(b), `{"hook_event_name":"pre_tool_call","tool_name":"terminal","tool_input":null,"session_id":"p1","cwd":`) {
+		t.Fatalf("key order: %s", b)
 	}
 }

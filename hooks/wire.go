@@ -16,6 +16,7 @@ import (
 //	                        "permissionDecisionReason","updatedInput"}}
 //	                      {"action":"modify","args"} · {"decision":"modify","tool_input"}
 //	                      {"action":"approve","message"} (ask a person)
+//	                      {"continue":false,"stopReason"} (Claude: blocks)
 //	pre_llm_call          {"context"} · {"hookSpecificOutput":{"additionalContext"}}
 //	transform_*           {"result": "…"} (herald's extension)
 //	pre_gateway_dispatch  {"action":"skip"|"rewrite"|"allow","text","reason","ingest"}
@@ -55,6 +56,8 @@ func ParseAnswer(event string, stdout []byte) (any, error) {
 		switch {
 		case action == "block":
 			return Block(defaultMsg(firstStr(str(obj, "message"), str(obj, "reason")))), nil
+		case obj["continue"] == false: // Claude: stop, overriding any decision
+			return Block(defaultMsg(firstStr(str(obj, "stopReason"), str(obj, "reason")))), nil
 		case decision == "block" || decision == "deny":
 			return Block(defaultMsg(firstStr(str(obj, "reason"), str(obj, "message")))), nil
 		}

@@ -1,0 +1,132 @@
+package hooks
+
+import (
+	"bufio"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/creack/pty"
+)
+
+// The prompt through a real terminal: y approves and records, n leaves
+// the hook unapproved; the recorded answer is not asked again.
+func TestConsentPromptOnTerminal(t *testing.T) {
+	for _, tc := range []struct {
+		answer string
+		want   error
+	}{{"y", nil}, {"yes", nil}, {"n", ErrNotApproved}, {"", ErrNotApproved}} {
+		t.Run("answer "+tc.answer, func(t *testing.T) {
+			dir := t.TempDir()
+			spec := ShellSpec{Event: PreToolCallHook, Command: writeScript(t, dir, "guard.sh", "echo '{}'\n")}
+			list := Allowlist{Path: filepath.Join(dir, AllowlistFile)}
+			ptmx, tty, err := pty.Open()
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer ptmx.Close()
+			defer tty.Close()
+			type result struct {
+				warn string
+				err  error
+			}
+			done := make(chan result, 1)
+			go func() {
+				w, err := (&Consent{List: list, In: tty, Out: tty}).Check(&spec)
+				done <- result{w, err}
+			}()
+			// read the prompt from the terminal, then type the answer
+			r := bufio.NewReader(ptmx)
+			var seen strings.Builder
+			for !strings.Contains(seen.String(), "Allow this hook to run? [y/N]") {
+				b, err := r.ReadByte()
+				if err != nil {
+					t.Fatalf("prompt not shown: %v (%q)", err, seen.String())
+				}
+				seen.WriteByte(b)
+			}
+			if _, err := ptmx.Write([]byte(tc.answer + "\n")); err != nil {
+				t.Fatal(err)
+			}
+			var res result
+			select {
+			case res = <-done:
+			case <-time.After(10 * time.Second):
+				t.Fatal("no answer read from the terminal")
+			}
+			if res.err != tc.want {
+				t.Fatalf("err = %v (%s), want %v", res.err, res.warn, tc.want)
+			}
+			if !strings.Contains(seen.String(), spec.Command) {
+				t.Fatalf("prompt does not name the command: %q", seen.String())
+			}
+			_, recorded := list.Find(spec.Event, spec.Command)
+			if recorded != (tc.want == nil) {
+				t.Fatalf("recorded = %v", recorded)
+			}
+			if tc.want == nil {
+				// second run: no prompt, no terminal needed
+				if _, err := (&Consent{List: list}).Check(&spec); err != nil {
+					t.Fatalf("second run: %v", err)
+				}
+			}
+		})
+	}
+}
+
+// Without a terminal and without consent, nothing runs — except that an
+// unapproved fail_closed pre_tool_call hook becomes a blocker.
+func TestUnapprovedHooks(t *testing.T) {
+	dir := t.TempDir()
+	reg := NewRegistry(nil)
+	defer reg.Close(t.Context())
+	marker := filepath.Join(dir, "ran")
+	script := writeScript(t, dir, "guard.sh", "touch "+marker+"\necho '{}'\n")
+	sh := &ShellHooks{Registry: reg, Runner: &ShellRunner{Environ: os.Environ()}, Consent: &Consent{List: Allowlist{Path: filepath.Join(dir, AllowlistFile)}}}
+	res := sh.Register([]ShellSpec{
+		{Event: PreLLMCallHook, Command: script, Timeout: time.Second},
+		{Event: PreToolCallHook, Command: script, Timeout: time.Second, FailClosed: true},
+	})
+	if res[0].Running || res[0].Blocker || !strings.Contains(res[0].Warning, "herald hooks allow") {
+		t.Fatalf("unapproved hook: %+v", res[0])
+	}
+	if !res[1].Blocker {
+		t.Fatalf("fail_closed hook: %+v", res[1])
+	}
+	if got := reg.PreLLMCall(t.Context(), &PreLLMCall{SessionID: "s"}); got != "" {
+		t.Fatalf("context from an unapproved hook: %q", got)
+	}
+	d := reg.PreToolCall(t.Context(), &PreToolCall{ToolName: "terminal", SessionID: "s"})
+	if d.Action != "block" || !strings.Contains(d.Message, "hook "+script+" failed closed: not approved") {
+		t.Fatalf("decision = %+v", d)
+	}
+	if _, err := os.Stat(marker); err == nil {
+		t.Fatal("an unapproved script ran")
+	}
+}
+
+// Each consent source approves (and records) a new hook.
+func TestConsentAcceptRecords(t *testing.T) {
+	dir := t.TempDir()
+	spec := ShellSpec{Event: PreToolCallHook, Command: writeScript(t, dir, "ok.sh", "echo '{}'\n")}
+	list := Allowlist{Path: filepath.Join(dir, AllowlistFile)}
+	if _, err := (&Consent{List: list, Accept: true}).Check(&spec); err != nil {
+		t.Fatal(err)
+	}
+	b, _ := os.ReadFile(list.Path)
+	var doc struct {
+		Approvals []map[string]any `json:"approvals"`
+	}
+	if err := json.Unmarshal(b, &doc); err != nil || len(doc.Approvals) != 1 {
+		t.Fatalf("allowlist %s: %v", b, err)
+	}
+	e := doc.Approvals[0]
+	for _, k := range []string{"event", "command", "approved_at", "script_mtime_at_approval", "script_sha256"} {
+		if _, ok := e[k]; !ok {
+			t.Errorf("entry lacks %s: %s", k, b)
+		}
+	}
+}
