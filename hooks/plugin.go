@@ -27,6 +27,10 @@ func (c *PluginContext) RegisterHook(name string, h Handler) {
 	c.events = append(c.events, name)
 	c.unsubs = append(c.unsubs, c.reg.Subscribe(Subscription{
 		Name: c.plugin.Name, Attach: AttachGo, Events: []string{name}, Handler: h,
+		// one queue for the whole plugin: its callbacks see events in the
+		// order they happened, and its observers are flushed before any
+		// of its interceptors
+		Group: "plugin\x00" + c.plugin.Name,
 	}))
 }
 

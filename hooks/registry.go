@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"log/slog"
 	"runtime/debug"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -40,7 +41,9 @@ func (a Attach) String() string {
 type Event struct {
 	Name    string
 	Payload any
-	Time    time.Time
+	// Time is when the event was emitted (read from the monotonic clock
+	// against the wall clock at start).
+	Time time.Time
 }
 
 // Handler handles one event. For observer points its result is ignored;
@@ -54,7 +57,8 @@ type Subscription struct {
 	Name   string
 	Attach Attach
 	// Events are catalogue names or patterns: "command:*" matches every
-	// command, "*" every event. A bare "agent" matches nothing.
+	// command, "*" every event. A bare "agent" matches nothing. A
+	// subscriber matched by two of its patterns is called once.
 	Events  []string
 	Handler Handler
 	// Timeout bounds an interceptor answer (defaults: 30 s for Go, 60 s
@@ -64,27 +68,68 @@ type Subscription struct {
 	Matcher func(tool string) bool
 	// FailClosed makes a failing pre_tool_call subscriber block.
 	FailClosed bool
-	// QueueSize bounds the subscriber's observer queue (default 1024).
+	// QueueSize bounds the observer events waiting for the subscriber
+	// (default 1024); beyond it events are dropped and counted.
 	QueueSize int
 	// Concurrent marks out-of-process subscribers whose calls may run in
 	// parallel with their siblings'.
 	Concurrent bool
+	// Order, if set, places the subscriber among those of its attachment
+	// kind (directory hooks use their directory's name, so a reloaded hook
+	// keeps its alphabetical place); unset sorts first, then by
+	// registration.
+	Order string
+	// OnClosed, if set, is called once the subscription is removed (or the
+	// registry closed) and everything queued for it has been delivered.
+	OnClosed func()
+	// Group, if set, puts subscriptions on one delivery queue: a Go
+	// plugin's callbacks (one subscription per RegisterHook) then see all
+	// its events in the order they happened, and flushing before one of
+	// its interceptors delivers all of its queued observer events.
+	Group string
 }
 
+// sub is a subscriber.
 type sub struct {
 	Subscription
-	seq     uint64
-	queue   chan queued
-	pending atomic.Int64
+	seq uint64
+	// observes is false for subscribers that listen only to interceptor
+	// points: they never have queued events, so Call need not flush.
+	observes bool
+	qs       *subQueue
+	removed  atomic.Bool
+
 	dropped atomic.Int64
 	lastLog atomic.Int64
-	done    chan struct{}
-	closed  atomic.Bool
 }
 
+// subQueue is the observer queue of one subscriber, or of a group. It is a
+// slice under a mutex rather than a channel: the delivery goroutine takes
+// everything queued at once, and Emit wakes it only when it sleeps, so a
+// burst of events costs one wake-up instead of one per event.
+type subQueue struct {
+	size int
+
+	mu       sync.Mutex
+	q        []queued
+	spare    []queued
+	busy     bool // the delivery goroutine is handling a batch
+	sleeping bool // … or waits on wake
+	closed   bool
+	refs     int // subscriptions using it (under Registry.mu)
+	wake     chan struct{}
+	// pending counts items queued or being handled, so Call can see an
+	// idle queue without the lock.
+	pending atomic.Int64
+}
+
+// queued is an event for a subscriber, a flush barrier, or (closing) the
+// mark after a removed subscriber's last event.
 type queued struct {
+	to      *sub
 	ev      Event
 	barrier chan struct{}
+	closing bool
 }
 
 // Registry is the one hook bus. Every attachment kind subscribes to it and
@@ -98,13 +143,31 @@ type Registry struct {
 	snap atomic.Pointer[snapshot]
 	wg   sync.WaitGroup
 
-	emitted sync.Map // name → struct{}: which points have fired (tests, `herald hooks list`)
+	groups map[string]*subQueue
+
+	// names caches, per event name, its subscribers in call order for the
+	// current snapshot and whether it has fired. Copied on write: a new
+	// name (or a stale entry) is rare, a lookup is the hot path.
+	names atomic.Pointer[map[string]*nameEntry]
+
+	clock coarseClock
 }
 
 type snapshot struct {
-	subs     []*sub
-	resolved sync.Map // event name → []*sub in call order
+	subs []*sub
 }
+
+type nameEntry struct {
+	snap    *snapshot
+	subs    []*sub
+	emitted *atomic.Bool // shared by the entries of one name across snapshots
+}
+
+// clockBase anchors the cheap clock: monotonic readings (a few tens of ns)
+// instead of wall-clock ones on the hot paths.
+var clockBase = time.Now()
+
+func monoNow() time.Duration { return time.Since(clockBase) }
 
 // NewRegistry returns an empty registry logging to log.
 func NewRegistry(log *slog.Logger) *Registry {
@@ -113,6 +176,7 @@ func NewRegistry(log *slog.Logger) *Registry {
 	}
 	r := &Registry{log: log}
 	r.snap.Store(&snapshot{})
+	r.names.Store(&map[string]*nameEntry{})
 	return r
 }
 
@@ -126,6 +190,8 @@ func (r *Registry) Subscribe(s Subscription) (unsubscribe func()) {
 	if s.Handler == nil {
 		panic("hooks: Subscribe with nil Handler")
 	}
+	// a group's queue also carries its other members' events
+	observes := s.Attach == AttachInternal || s.Group != ""
 	for _, e := range s.Events {
 		if !Known(e) {
 			msg := fmt.Sprintf("hook %q subscribes to unknown event %q", s.Name, e)
@@ -133,6 +199,9 @@ func (r *Registry) Subscribe(s Subscription) (unsubscribe func()) {
 				msg += fmt.Sprintf(" (did you mean %q?)", sug)
 			}
 			r.log.Warn(msg+"; kept in case a later herald emits it", "hook", s.Name, "event", e)
+		}
+		if p, ok := Lookup(e); !ok || p.Kind == Observer {
+			observes = true // observers, wildcards and names we do not know
 		}
 	}
 	if s.QueueSize <= 0 {
@@ -147,18 +216,32 @@ func (r *Registry) Subscribe(s Subscription) (unsubscribe func()) {
 	}
 	r.mu.Lock()
 	r.seq++
-	sb := &sub{Subscription: s, seq: r.seq, queue: make(chan queued, s.QueueSize), done: make(chan struct{})}
+	sb := &sub{Subscription: s, seq: r.seq, observes: observes}
+	if g := r.groups[s.Group]; s.Group != "" && g != nil {
+		sb.qs = g
+		g.size = max(g.size, s.QueueSize)
+	} else {
+		sb.qs = &subQueue{size: s.QueueSize, wake: make(chan struct{}, 1)}
+		if s.Group != "" {
+			if r.groups == nil {
+				r.groups = map[string]*subQueue{}
+			}
+			r.groups[s.Group] = sb.qs
+		}
+		r.wg.Add(1)
+		go r.deliver(sb.qs)
+	}
+	sb.qs.refs++
 	r.subs = append(r.subs, sb)
 	r.publishLocked()
 	r.mu.Unlock()
-	r.wg.Add(1)
-	go r.deliver(sb)
 	var once sync.Once
 	return func() { once.Do(func() { r.remove(sb) }) }
 }
 
 func (r *Registry) remove(sb *sub) {
 	r.mu.Lock()
+	defer r.mu.Unlock()
 	for i, s := range r.subs {
 		if s == sb {
 			r.subs = append(r.subs[:i:i], r.subs[i+1:]...)
@@ -166,9 +249,23 @@ func (r *Registry) remove(sb *sub) {
 		}
 	}
 	r.publishLocked()
-	r.mu.Unlock()
-	if sb.closed.CompareAndSwap(false, true) {
-		close(sb.queue)
+	r.detachLocked(sb)
+}
+
+// detachLocked stops queueing for sb; its OnClosed runs after what is
+// already queued, and the queue closes with its last subscriber.
+func (r *Registry) detachLocked(sb *sub) {
+	if sb.removed.Swap(true) {
+		return
+	}
+	qs := sb.qs
+	qs.push(queued{to: sb, closing: true}, true)
+	qs.refs--
+	if qs.refs == 0 {
+		if r.groups[sb.Group] == qs {
+			delete(r.groups, sb.Group)
+		}
+		qs.close()
 	}
 }
 
@@ -186,17 +283,52 @@ func (r *Registry) Subscribers() []Subscription {
 	return out
 }
 
-// resolve returns the subscribers of an event name in call order: by
-// attachment kind, then exact subscriptions before "base:*" wildcards and
-// "*", then registration order.
-func (snap *snapshot) resolve(name string) []*sub {
-	if v, ok := snap.resolved.Load(name); ok {
-		return v.([]*sub)
+// lookup returns the subscribers of an event name in call order, and
+// marks the name as fired when mark is set.
+func (r *Registry) lookup(name string, mark bool) []*sub {
+	snap := r.snap.Load()
+	if e := (*r.names.Load())[name]; e != nil && e.snap == snap {
+		if mark && !e.emitted.Load() {
+			e.emitted.Store(true)
+		}
+		return e.subs
 	}
+	return r.lookupSlow(name, snap, mark)
+}
+
+func (r *Registry) lookupSlow(name string, snap *snapshot, mark bool) []*sub {
+	subs := resolve(snap.subs, name)
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	old := *r.names.Load()
+	emitted := new(atomic.Bool)
+	if e := old[name]; e != nil {
+		emitted = e.emitted
+	}
+	if mark {
+		emitted.Store(true)
+	}
+	m := make(map[string]*nameEntry, len(old)+1)
+	for k, v := range old {
+		m[k] = v
+	}
+	m[name] = &nameEntry{snap: snap, subs: subs, emitted: emitted}
+	r.names.Store(&m)
+	return subs
+}
+
+// resolve orders the subscribers of an event name: by attachment kind,
+// then exact subscriptions before "base:*" wildcards and "*", then Order,
+// then registration.
+func resolve(all []*sub, name string) []*sub {
 	base, _, hasBase := strings.Cut(name, ":")
 	var out []*sub
+	var passOf []int
 	for pass := 0; pass < 3; pass++ {
-		for _, s := range snap.subs {
+		for _, s := range all {
+			if slices.Contains(out, s) {
+				continue // listed under two patterns: called once, at the first
+			}
 			for _, e := range s.Events {
 				var hit bool
 				switch pass {
@@ -209,28 +341,41 @@ func (snap *snapshot) resolve(name string) []*sub {
 				}
 				if hit {
 					out = append(out, s)
+					passOf = append(passOf, pass)
 					break
 				}
 			}
 		}
 	}
-	// stable sort by attachment kind keeps exact-before-wildcard within a kind
+	less := func(i, j int) bool {
+		a, b := out[i], out[j]
+		if a.Attach != b.Attach {
+			return a.Attach < b.Attach
+		}
+		if passOf[i] != passOf[j] {
+			return passOf[i] < passOf[j]
+		}
+		if a.Order != b.Order {
+			return a.Order < b.Order
+		}
+		return a.seq < b.seq
+	}
 	for i := 1; i < len(out); i++ {
-		for j := i; j > 0 && out[j].Attach < out[j-1].Attach; j-- {
+		for j := i; j > 0 && less(j, j-1); j-- {
 			out[j], out[j-1] = out[j-1], out[j]
+			passOf[j], passOf[j-1] = passOf[j-1], passOf[j]
 		}
 	}
-	snap.resolved.Store(name, out)
 	return out
 }
 
 // Has reports whether anything subscribes to the event name.
-func (r *Registry) Has(name string) bool { return len(r.snap.Load().resolve(name)) > 0 }
+func (r *Registry) Has(name string) bool { return len(r.lookup(name, false)) > 0 }
 
 // HasAttached reports whether a subscriber other than herald's internal
 // watchers listens to the event (Hermes wires agent:step only then).
 func (r *Registry) HasAttached(name string) bool {
-	for _, s := range r.snap.Load().resolve(name) {
+	for _, s := range r.lookup(name, false) {
 		if s.Attach != AttachInternal {
 			return true
 		}
@@ -242,14 +387,13 @@ func (r *Registry) HasAttached(name string) bool {
 // it through its own bounded queue; a full queue drops the event, counts it
 // and logs.
 func (r *Registry) Emit(name string, payload any) {
-	r.markEmitted(name)
-	subs := r.snap.Load().resolve(name)
+	subs := r.lookup(name, true)
 	if len(subs) == 0 {
 		return
 	}
-	ev := Event{Name: name, Payload: payload, Time: time.Now()}
+	ev := Event{Name: name, Payload: payload, Time: clockBase.Add(r.clock.read())}
 	for _, s := range subs {
-		if !matches(s, payload) {
+		if s.Matcher != nil && !matches(s, payload) {
 			continue
 		}
 		r.enqueue(s, queued{ev: ev})
@@ -257,36 +401,86 @@ func (r *Registry) Emit(name string, payload any) {
 }
 
 func (r *Registry) enqueue(s *sub, q queued) bool {
-	if s.closed.Load() {
+	if s.removed.Load() {
 		return false
 	}
-	s.pending.Add(1)
-	ok := func() (ok bool) {
-		defer func() {
-			if recover() != nil { // queue closed by a concurrent unsubscribe
-				ok = false
-			}
-		}()
-		select {
-		case s.queue <- q:
-			return true
-		default:
-			return false
-		}
-	}()
-	if !ok {
-		s.pending.Add(-1)
-		if q.barrier != nil {
-			return false
-		}
-		n := s.dropped.Add(1)
-		now := time.Now().UnixNano()
-		if last := s.lastLog.Load(); now-last > int64(10*time.Second) && s.lastLog.CompareAndSwap(last, now) {
-			r.log.Warn("hook queue full; event dropped", "hook", s.Name, "event", q.ev.Name, "dropped_total", n)
-		}
+	q.to = s
+	if s.qs.push(q, q.barrier != nil) {
+		return true
 	}
-	return ok
+	if q.barrier != nil {
+		return false
+	}
+	n := s.dropped.Add(1)
+	now := int64(monoNow())
+	if last := s.lastLog.Load(); (last == 0 || now-last > int64(10*time.Second)) && s.lastLog.CompareAndSwap(last, now) {
+		r.log.Warn("hook queue full; event dropped", "hook", s.Name, "event", q.ev.Name, "dropped_total", n)
+	}
+	return false
 }
+
+// push queues q (force: whatever the room). It wakes the delivery
+// goroutine only if it sleeps.
+func (s *subQueue) push(q queued, force bool) bool {
+	s.mu.Lock()
+	if s.closed || (!force && len(s.q) >= s.size) {
+		s.mu.Unlock()
+		return false
+	}
+	s.q = append(s.q, q)
+	s.pending.Add(1)
+	wake := s.sleeping
+	s.sleeping = false
+	s.mu.Unlock()
+	if wake {
+		s.wake <- struct{}{} // room for one; only the waker that cleared sleeping sends
+	}
+	return true
+}
+
+func (s *subQueue) close() {
+	s.mu.Lock()
+	if s.closed {
+		s.mu.Unlock()
+		return
+	}
+	s.closed = true
+	wake := s.sleeping
+	s.sleeping = false
+	s.mu.Unlock()
+	if wake {
+		s.wake <- struct{}{}
+	}
+}
+
+// take waits for queued events and returns them all; ok is false once the
+// subscription is closed and drained.
+func (s *subQueue) take(done []queued) (batch []queued, ok bool) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if done != nil {
+		s.pending.Add(-int64(len(done)))
+		clear(done)
+		s.spare = done[:0]
+	}
+	for len(s.q) == 0 {
+		s.busy = false
+		if s.closed {
+			return nil, false
+		}
+		s.sleeping = true
+		s.mu.Unlock()
+		<-s.wake
+		s.mu.Lock()
+	}
+	batch, s.q = s.q, s.spare
+	s.spare = nil
+	s.busy = true
+	return batch, true
+}
+
+// idle reports whether nothing is queued for or being handled by s.
+func (s *subQueue) idle() bool { return s.pending.Load() == 0 }
 
 // Dropped returns how many events were dropped for full queues, per
 // subscriber name.
@@ -300,28 +494,49 @@ func (r *Registry) Dropped() map[string]int64 {
 	return out
 }
 
-func (r *Registry) deliver(s *sub) {
+func (r *Registry) deliver(qs *subQueue) {
 	defer r.wg.Done()
-	defer close(s.done)
-	for q := range s.queue {
-		if q.barrier != nil {
-			close(q.barrier)
-			s.pending.Add(-1)
-			continue
+	var batch []queued
+	for {
+		var ok bool
+		if batch, ok = qs.take(batch); !ok {
+			return
 		}
-		r.observe(s, q.ev)
-		s.pending.Add(-1)
+		// one allocation per batch for the events' deadline contexts
+		ctxs := make([]deadlineCtx, len(batch))
+		for i, q := range batch {
+			switch {
+			case q.barrier != nil:
+				close(q.barrier)
+			case q.closing:
+				r.closed(q.to)
+			default:
+				r.observe(&ctxs[i], q.to, q.ev)
+			}
+		}
 	}
 }
 
-func (r *Registry) observe(s *sub, ev Event) {
+func (r *Registry) closed(s *sub) {
+	if s.OnClosed == nil {
+		return
+	}
+	defer func() {
+		if p := recover(); p != nil {
+			r.log.Error("hook close callback panicked", "hook", s.Name, "panic", fmt.Sprint(p))
+		}
+	}()
+	s.OnClosed()
+}
+
+func (r *Registry) observe(ctx *deadlineCtx, s *sub, ev Event) {
+	ctx.init(context.Background(), monoNow(), s.Timeout)
+	defer ctx.release()
 	defer func() {
 		if p := recover(); p != nil {
 			r.log.Error("hook panicked", "hook", s.Name, "event", ev.Name, "panic", fmt.Sprint(p), "stack", string(debug.Stack()))
 		}
 	}()
-	ctx, cancel := context.WithTimeout(context.Background(), s.Timeout)
-	defer cancel()
 	if _, err := s.Handler(ctx, ev); err != nil {
 		r.log.Warn("hook failed", "hook", s.Name, "event", ev.Name, "err", err)
 	}
@@ -330,11 +545,11 @@ func (r *Registry) observe(s *sub, ev Event) {
 // flush waits (at most until ctx ends) for a subscriber's queued observer
 // events to be handled, so its interceptor sees them first.
 func (r *Registry) flush(ctx context.Context, s *sub) {
-	if s.pending.Load() == 0 {
+	if !s.observes || s.qs.idle() {
 		return
 	}
 	b := make(chan struct{})
-	if !r.enqueue(s, queued{barrier: b}) {
+	if !s.qs.push(queued{barrier: b}, true) {
 		return
 	}
 	select {
@@ -369,35 +584,66 @@ type Answer struct {
 // Failed reports whether the subscriber did not answer properly.
 func (a *Answer) Failed() bool { return a.Err != nil || a.Panicked || a.TimedOut }
 
+// callFrame holds what one Call needs for its Go subscribers, in one
+// allocation: their deadline contexts (each its own, so a context kept
+// past its call reads as canceled) and the Answer handed to fn.
+type callFrame struct {
+	a    Answer
+	ctxs [4]deadlineCtx
+}
+
 // Call runs the interceptors of an event and hands each answer to fn in
-// call order. Go callbacks run one after another on the caller's
-// goroutine with a deadline context; out-of-process subscribers run
-// concurrently and their answers are handed over in declared order. A
-// panic, error or overrun is recovered and logged, and reported in the
-// Answer so the combiner can decide (fail open, or fail closed for
-// pre_tool_call).
+// call order (the *Answer is valid only during fn). Go callbacks run one
+// after another on the caller's goroutine with a deadline context;
+// out-of-process subscribers run concurrently and their answers are
+// handed over in declared order. A panic, error or overrun is recovered
+// and logged, and reported in the Answer so the combiner can decide (fail
+// open, or fail closed for pre_tool_call).
 func (r *Registry) Call(ctx context.Context, name string, payload any, fn func(*Answer)) {
-	r.markEmitted(name)
-	subs := r.snap.Load().resolve(name)
+	subs := r.lookup(name, true)
 	if len(subs) == 0 {
 		return
 	}
-	ev := Event{Name: name, Payload: payload, Time: time.Now()}
+	now := r.clock.read()
+	ev := Event{Name: name, Payload: payload, Time: clockBase.Add(now)}
+	var frame *callFrame
 	var par []*sub
+	nctx := 0
+	pdl := parentDeadline(ctx)
 	for _, s := range subs {
 		if s.Attach == AttachInternal {
 			r.enqueue(s, queued{ev: ev})
 			continue
 		}
-		if !matches(s, payload) {
+		if s.Matcher != nil && !matches(s, payload) {
 			continue
 		}
 		if s.Concurrent {
 			par = append(par, s)
 			continue
 		}
-		a := r.callOne(ctx, s, ev)
-		fn(&a)
+		if frame == nil {
+			frame = new(callFrame)
+		}
+		var dc *deadlineCtx
+		if nctx < len(frame.ctxs) {
+			dc = &frame.ctxs[nctx]
+		} else {
+			dc = new(deadlineCtx)
+		}
+		nctx++
+		if s.observes && !s.qs.idle() {
+			fctx := newDeadline(ctx, s.Timeout)
+			r.flush(fctx, s)
+			fctx.release()
+			now = r.clock.read()
+		}
+		dc.initWith(ctx, pdl, now, s.Timeout)
+		if nctx > 1 {
+			frame.a = Answer{}
+		}
+		now = r.callGo(dc, s, ev, now, &frame.a)
+		fn(&frame.a)
 	}
 	switch len(par) {
 	case 0:
@@ -421,46 +667,63 @@ func (r *Registry) Call(ctx context.Context, name string, payload any, fn func(*
 	}
 }
 
+// callGo runs one Go callback on the caller's goroutine; it returns the
+// clock reading taken when the callback returned.
+func (r *Registry) callGo(dc *deadlineCtx, s *sub, ev Event, start time.Duration, a *Answer) (end time.Duration) {
+	a.Hook, a.Attach, a.FailClosed = s.Name, s.Attach, s.FailClosed
+	defer func() {
+		dc.release()
+		p := recover()
+		end = r.clock.read()
+		a.Elapsed = end - start
+		r.settle(s, ev, a, p)
+	}()
+	a.Value, a.Err = s.Handler(dc, ev)
+	return end
+}
+
+// settle classifies and logs a finished call.
+func (r *Registry) settle(s *sub, ev Event, a *Answer, p any) {
+	if p != nil {
+		a.Panicked, a.Value = true, nil
+		a.Err = fmt.Errorf("panic: %v", p)
+		r.log.Error("hook panicked", "hook", s.Name, "event", ev.Name, "panic", fmt.Sprint(p), "stack", string(debug.Stack()))
+		return
+	}
+	if a.Elapsed > s.Timeout && !a.TimedOut {
+		a.TimedOut = true
+		a.Err = fmt.Errorf("no answer within %s", s.Timeout)
+	}
+	if a.TimedOut {
+		r.log.Warn("hook overran its timeout; its answer is ignored", "hook", s.Name, "event", ev.Name, "timeout", s.Timeout, "took", a.Elapsed)
+		a.Value = nil
+	} else if a.Err != nil {
+		r.log.Warn("hook failed", "hook", s.Name, "event", ev.Name, "err", a.Err)
+	}
+}
+
+// callOne runs an out-of-process subscriber (on its own goroutine when
+// there are several).
 func (r *Registry) callOne(ctx context.Context, s *sub, ev Event) (a Answer) {
 	a = Answer{Hook: s.Name, Attach: s.Attach, FailClosed: s.FailClosed}
 	dctx := newDeadline(ctx, s.Timeout)
 	defer dctx.release()
 	r.flush(dctx, s)
-	start := time.Now()
+	start := monoNow()
 	defer func() {
-		a.Elapsed = time.Since(start)
-		if p := recover(); p != nil {
-			a.Panicked, a.Value = true, nil
-			a.Err = fmt.Errorf("panic: %v", p)
-			r.log.Error("hook panicked", "hook", s.Name, "event", ev.Name, "panic", fmt.Sprint(p), "stack", string(debug.Stack()))
-			return
-		}
-		if a.Elapsed > s.Timeout && !a.TimedOut {
-			a.TimedOut = true
-			a.Err = fmt.Errorf("no answer within %s", s.Timeout)
-		}
-		if a.TimedOut {
-			r.log.Warn("hook overran its timeout; its answer is ignored", "hook", s.Name, "event", ev.Name, "timeout", s.Timeout, "took", a.Elapsed)
-			a.Value = nil
-		} else if a.Err != nil {
-			r.log.Warn("hook failed", "hook", s.Name, "event", ev.Name, "err", a.Err)
-		}
+		p := recover()
+		a.Elapsed = monoNow() - start
+		r.settle(s, ev, &a, p)
 	}()
 	a.Value, a.Err = s.Handler(dctx, ev)
 	return a
 }
 
-func (r *Registry) markEmitted(name string) {
-	if _, ok := r.emitted.Load(name); !ok {
-		r.emitted.Store(name, struct{}{})
-	}
-}
-
 // Emitted reports whether an event of that name has been emitted or called
 // since the registry was made.
 func (r *Registry) Emitted(name string) bool {
-	_, ok := r.emitted.Load(name)
-	return ok
+	e := (*r.names.Load())[name]
+	return e != nil && e.emitted.Load()
 }
 
 // Close stops delivery: every subscriber's queue is drained (waiting at
@@ -470,12 +733,11 @@ func (r *Registry) Close(ctx context.Context) error {
 	subs := r.subs
 	r.subs = nil
 	r.publishLocked()
-	r.mu.Unlock()
 	for _, s := range subs {
-		if s.closed.CompareAndSwap(false, true) {
-			close(s.queue)
-		}
+		r.detachLocked(s)
 	}
+	r.mu.Unlock()
+	r.clock.stopClock()
 	done := make(chan struct{})
 	go func() { r.wg.Wait(); close(done) }()
 	select {

@@ -1,0 +1,139 @@
+package cmd
+
+// Directory hooks ($HERALD_HOME/hooks/<dir>/HOOK.yaml): loaded and watched
+// with the gateway only, as Hermes loads gateway hooks in its gateway and
+// not in its CLI; listed by `herald hooks list`.
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/heraldgw/herald/config"
+	"github.com/heraldgw/herald/hooks"
+	"go.yaml.in/yaml/v3"
+)
+
+func init() {
+	gatewayHooks = append(gatewayHooks, startDirHooks)
+	hookListers = append(hookListers, listDirHooks)
+}
+
+func startDirHooks(ctx context.Context, a *app, _ *gatewayParts) (func(), error) {
+	d := hooks.NewDirHooks(a.hooks, hooks.DirOptions{
+		Root:    filepath.Join(a.home, "hooks"),
+		Python:  hooksPython(a.cfg),
+		Environ: hookEnviron(a),
+		Lookup: func(name string) (string, bool) {
+			if v := a.e.getenv(name); v != "" {
+				return v, true
+			}
+			if v, ok := a.cfg.Env[name]; ok {
+				return v, true
+			}
+			v, ok := os.LookupEnv(name)
+			return v, ok
+		},
+		Log: a.log.With("component", "hooks"),
+	})
+	d.Load()
+	wctx, cancel := context.WithCancel(ctx)
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		d.Run(wctx)
+	}()
+	return func() {
+		cancel()
+		<-done
+		sctx, scancel := context.WithTimeout(context.Background(), 5*time.Second)
+		d.Stop(sctx)
+		scancel()
+	}, nil
+}
+
+// hooksPython reads hooks.python, a reserved sub-key of the hooks: block
+// (the rest of the block is shell hooks).
+func hooksPython(cfg *config.Config) string {
+	n := cfg.Hooks.Node
+	if n == nil || n.Kind != yaml.MappingNode {
+		return ""
+	}
+	for i := 0; i+1 < len(n.Content); i += 2 {
+		if n.Content[i].Value == "python" && n.Content[i+1].Kind == yaml.ScalarNode {
+			return strings.TrimSpace(n.Content[i+1].Value)
+		}
+	}
+	return ""
+}
+
+// hookEnviron is the environment directory hooks run with: the process's,
+// .env values under it, HERALD_HOME, and none of the secrets herald knows
+// (by name, or by value under any name).
+func hookEnviron(a *app) []string {
+	secretVals := map[string]bool{}
+	for _, v := range a.cfg.Secrets {
+		if len(v) >= 6 {
+			secretVals[v] = true
+		}
+	}
+	seen := map[string]bool{}
+	var out []string
+	add := func(k, v string) {
+		if seen[k] || k == "" || config.IsSecretName(k) || secretVals[v] {
+			return
+		}
+		seen[k] = true
+		out = append(out, k+"="+v)
+	}
+	seen["HERALD_HOME"] = true
+	out = append(out, "HERALD_HOME="+a.home)
+	for _, kv := range os.Environ() {
+		if k, v, ok := strings.Cut(kv, "="); ok {
+			add(k, v)
+		}
+	}
+	keys := make([]string, 0, len(a.cfg.Env))
+	for k := range a.cfg.Env {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	for _, k := range keys {
+		add(k, a.cfg.Env[k])
+	}
+	return out
+}
+
+func listDirHooks(ctx context.Context, e *env, a *app) error {
+	root := filepath.Join(a.home, "hooks")
+	found, diags := hooks.DiscoverDir(root)
+	if len(found) == 0 {
+		fmt.Fprintf(e.stdout, "No directory hooks in %s.\n", root)
+	} else {
+		fmt.Fprintf(e.stdout, "Directory hooks in %s (%d):\n", root, len(found))
+		for _, h := range found {
+			what := "handler.py (python worker)"
+			if h.Kind == "exec" {
+				what = strings.Join(h.Argv, " ")
+			}
+			fmt.Fprintf(e.stdout, "  %s — %s\n    events: %s\n    runs: %s\n", h.Name, h.Description, strings.Join(h.Events, ", "), what)
+			for _, ev := range h.Events {
+				if !hooks.Known(ev) {
+					msg := fmt.Sprintf("    ⚠ unknown event %q", ev)
+					if s := hooks.Suggest(ev); s != "" {
+						msg += fmt.Sprintf(" (did you mean %q?)", s)
+					}
+					fmt.Fprintln(e.stdout, msg)
+				}
+			}
+		}
+	}
+	for _, d := range diags {
+		fmt.Fprintf(e.stdout, "  ⚠ %s\n", d.Msg)
+	}
+	return nil
+}

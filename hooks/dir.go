@@ -1,0 +1,682 @@
+package hooks
+
+// Directory hooks: $HERALD_HOME/hooks/<dir>/HOOK.yaml plus a handler,
+// Hermes' gateway-hook format. This file discovers and validates hook
+// directories and keeps the registry in step with them (hot reload);
+// dir_worker.go runs the handlers.
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io/fs"
+	"log/slog"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"sort"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/google/shlex"
+	"go.yaml.in/yaml/v3"
+)
+
+// DirHook is one hook directory as its HOOK.yaml describes it.
+type DirHook struct {
+	// Name is HOOK.yaml's name, else the directory's name.
+	Name        string
+	Description string
+	Events      []string
+	// Dir is the hook's directory (absolute).
+	Dir string
+	// Kind is "python" (handler.py under a long-lived worker) or "exec"
+	// (an executable run once per event).
+	Kind string
+	// Argv is the executable and its arguments (Kind "exec"); Handler is
+	// handler.py (Kind "python").
+	Argv    []string
+	Handler string
+	// Env are the variables HOOK.yaml asks for under env:, name → value
+	// template ("" passes the gateway's value through).
+	Env map[string]string
+	// Timeout bounds each answer (0: the registry's default, 60 s).
+	Timeout time.Duration
+}
+
+// DirDiagnostic is a problem with one hook directory. It never stops the
+// gateway: the directory is skipped (or loaded without the bad part).
+type DirDiagnostic struct {
+	Dir string
+	Msg string
+	// Skipped is set when the directory is not loaded at all.
+	Skipped bool
+}
+
+func (d DirDiagnostic) String() string { return d.Msg }
+
+type manifest struct {
+	Name        *string   `yaml:"name"`
+	Description string    `yaml:"description"`
+	Events      yaml.Node `yaml:"events"`
+	Command     yaml.Node `yaml:"command"`
+	Env         yaml.Node `yaml:"env"`
+	Timeout     yaml.Node `yaml:"timeout"`
+}
+
+// DiscoverDir reads every hook directory under root in alphabetical order,
+// as Hermes does. A missing root is no error and no hook. Nothing is run.
+func DiscoverDir(root string) ([]DirHook, []DirDiagnostic) {
+	entries, err := os.ReadDir(root)
+	if err != nil {
+		if errors.Is(err, fs.ErrNotExist) {
+			return nil, nil
+		}
+		return nil, []DirDiagnostic{{Dir: root, Msg: fmt.Sprintf("[hooks] cannot read %s: %v", root, err), Skipped: true}}
+	}
+	sort.Slice(entries, func(i, j int) bool { return entries[i].Name() < entries[j].Name() })
+	var hooks []DirHook
+	var diags []DirDiagnostic
+	for _, e := range entries {
+		dir := filepath.Join(root, e.Name())
+		if st, err := os.Stat(dir); err != nil || !st.IsDir() {
+			continue
+		}
+		h, ds, ok := readHookDir(dir)
+		diags = append(diags, ds...)
+		if ok {
+			hooks = append(hooks, h)
+		}
+	}
+	return hooks, diags
+}
+
+// readHookDir reads one hook directory.
+func readHookDir(dir string) (DirHook, []DirDiagnostic, bool) {
+	base := filepath.Base(dir)
+	var diags []DirDiagnostic
+	skip := func(format string, a ...any) (DirHook, []DirDiagnostic, bool) {
+		diags = append(diags, DirDiagnostic{Dir: dir, Msg: fmt.Sprintf(format, a...), Skipped: true})
+		return DirHook{}, diags, false
+	}
+	note := func(format string, a ...any) {
+		diags = append(diags, DirDiagnostic{Dir: dir, Msg: fmt.Sprintf(format, a...)})
+	}
+	b, err := os.ReadFile(filepath.Join(dir, "HOOK.yaml"))
+	if err != nil {
+		if errors.Is(err, fs.ErrNotExist) {
+			return skip("[hooks] Skipping %s: no HOOK.yaml", base)
+		}
+		return skip("[hooks] Error loading hook %s: %v", base, err)
+	}
+	var m manifest
+	if err := yaml.Unmarshal(b, &m); err != nil {
+		return skip("[hooks] Skipping %s: invalid HOOK.yaml: %v", base, err)
+	}
+	var probe any
+	if yaml.Unmarshal(b, &probe) != nil || probe == nil {
+		return skip("[hooks] Skipping %s: invalid HOOK.yaml", base)
+	}
+	if _, ok := probe.(map[string]any); !ok {
+		return skip("[hooks] Skipping %s: invalid HOOK.yaml (not a mapping)", base)
+	}
+	h := DirHook{Name: base, Description: m.Description, Dir: dir}
+	if m.Name != nil && strings.TrimSpace(*m.Name) != "" {
+		h.Name = strings.TrimSpace(*m.Name)
+	}
+	events, err := stringList(&m.Events)
+	if err != nil {
+		return skip("[hooks] Skipping %s: events: %v (HOOK.yaml line %d)", h.Name, err, m.Events.Line)
+	}
+	for _, e := range events {
+		if e = strings.TrimSpace(e); e != "" {
+			h.Events = append(h.Events, e)
+		}
+	}
+	if len(h.Events) == 0 {
+		return skip("[hooks] Skipping %s: no events declared", h.Name)
+	}
+	if h.Env, err = envSpec(&m.Env); err != nil {
+		note("[hooks] %s: env: %v (HOOK.yaml line %d); ignored", h.Name, err, m.Env.Line)
+	}
+	if m.Timeout.Kind != 0 {
+		d, err := parseTimeout(m.Timeout.Value)
+		if err != nil || m.Timeout.Kind != yaml.ScalarNode {
+			note("[hooks] %s: timeout %q is not a number of seconds or a duration (HOOK.yaml line %d); using the default", h.Name, m.Timeout.Value, m.Timeout.Line)
+		} else {
+			h.Timeout = d
+		}
+	}
+
+	if m.Command.Kind != 0 {
+		argv, err := commandArgv(&m.Command)
+		if err != nil {
+			return skip("[hooks] Skipping %s: command: %v (HOOK.yaml line %d)", h.Name, err, m.Command.Line)
+		}
+		argv[0], err = resolveExecutable(dir, argv[0])
+		if err != nil {
+			return skip("[hooks] Skipping %s: command: %v", h.Name, err)
+		}
+		h.Kind, h.Argv = "exec", argv
+		return h, diags, true
+	}
+	if st, err := os.Stat(filepath.Join(dir, "handler.py")); err == nil && st.Mode().IsRegular() {
+		h.Kind, h.Handler = "python", filepath.Join(dir, "handler.py")
+		return h, diags, true
+	}
+	cands, _ := filepath.Glob(filepath.Join(dir, "handler.*"))
+	if st, err := os.Stat(filepath.Join(dir, "handler")); err == nil && !st.IsDir() {
+		cands = append([]string{filepath.Join(dir, "handler")}, cands...)
+	}
+	var notExec []string
+	for _, c := range cands {
+		st, err := os.Stat(c)
+		if err != nil || !st.Mode().IsRegular() {
+			continue
+		}
+		if st.Mode().Perm()&0o111 == 0 {
+			notExec = append(notExec, filepath.Base(c))
+			continue
+		}
+		h.Kind, h.Argv = "exec", []string{c}
+		return h, diags, true
+	}
+	if len(notExec) > 0 {
+		return skip("[hooks] Skipping %s: %s is not executable (chmod +x it, or name it in HOOK.yaml's command:)", h.Name, strings.Join(notExec, ", "))
+	}
+	return skip("[hooks] Skipping %s: no handler.py, no executable handler and no command: in HOOK.yaml", h.Name)
+}
+
+func stringList(n *yaml.Node) ([]string, error) {
+	switch n.Kind {
+	case 0:
+		return nil, nil
+	case yaml.SequenceNode:
+		out := make([]string, 0, len(n.Content))
+		for _, c := range n.Content {
+			if c.Kind != yaml.ScalarNode {
+				return nil, fmt.Errorf("line %d: each entry must be a string", c.Line)
+			}
+			out = append(out, c.Value)
+		}
+		return out, nil
+	case yaml.ScalarNode:
+		if n.Tag == "!!null" {
+			return nil, nil
+		}
+		return nil, fmt.Errorf("must be a list (got the string %q; write it as - %s)", n.Value, n.Value)
+	}
+	return nil, errors.New("must be a list of strings")
+}
+
+func commandArgv(n *yaml.Node) ([]string, error) {
+	var argv []string
+	switch n.Kind {
+	case yaml.ScalarNode:
+		var err error
+		if argv, err = shlex.Split(n.Value); err != nil {
+			return nil, fmt.Errorf("cannot be parsed: %v", err)
+		}
+	case yaml.SequenceNode:
+		var err error
+		if argv, err = stringList(n); err != nil {
+			return nil, err
+		}
+	default:
+		return nil, errors.New("must be a string or a list of strings")
+	}
+	if len(argv) == 0 || strings.TrimSpace(argv[0]) == "" {
+		return nil, errors.New("empty command")
+	}
+	return argv, nil
+}
+
+// resolveExecutable finds argv[0]: a path is relative to the hook's
+// directory; a bare name is a file in that directory if there is one,
+// else looked up on PATH.
+func resolveExecutable(dir, name string) (string, error) {
+	if strings.HasPrefix(name, "~/") {
+		if h, err := os.UserHomeDir(); err == nil {
+			name = filepath.Join(h, name[2:])
+		}
+	}
+	check := func(p string) (string, error) {
+		st, err := os.Stat(p)
+		if err != nil {
+			return "", fmt.Errorf("%s: not found", p)
+		}
+		if st.IsDir() || st.Mode().Perm()&0o111 == 0 {
+			return "", fmt.Errorf("%s is not executable", p)
+		}
+		return p, nil
+	}
+	switch {
+	case filepath.IsAbs(name):
+		return check(name)
+	case strings.Contains(name, "/"):
+		return check(filepath.Join(dir, name))
+	}
+	if _, err := os.Stat(filepath.Join(dir, name)); err == nil {
+		return check(filepath.Join(dir, name))
+	}
+	p, err := exec.LookPath(name)
+	if err != nil {
+		return "", fmt.Errorf("%s: not in the hook's directory nor on PATH", name)
+	}
+	return p, nil
+}
+
+func envSpec(n *yaml.Node) (map[string]string, error) {
+	switch n.Kind {
+	case 0:
+		return nil, nil
+	case yaml.SequenceNode:
+		names, err := stringList(n)
+		if err != nil {
+			return nil, err
+		}
+		out := map[string]string{}
+		for _, k := range names {
+			if k = strings.TrimSpace(k); k != "" {
+				out[k] = ""
+			}
+		}
+		return out, nil
+	case yaml.MappingNode:
+		out := map[string]string{}
+		for i := 0; i+1 < len(n.Content); i += 2 {
+			k, v := n.Content[i], n.Content[i+1]
+			if v.Kind != yaml.ScalarNode {
+				return nil, fmt.Errorf("%s: value must be a string", k.Value)
+			}
+			val := v.Value
+			if v.Tag == "!!null" {
+				val = ""
+			}
+			out[k.Value] = val
+		}
+		return out, nil
+	}
+	return nil, errors.New("must be a list of variable names or a mapping NAME: value")
+}
+
+func parseTimeout(s string) (time.Duration, error) {
+	s = strings.TrimSpace(s)
+	if f, err := strconv.ParseFloat(s, 64); err == nil {
+		if f <= 0 {
+			return 0, errors.New("not positive")
+		}
+		return time.Duration(f * float64(time.Second)), nil
+	}
+	d, err := time.ParseDuration(s)
+	if err == nil && d <= 0 {
+		err = errors.New("not positive")
+	}
+	return d, err
+}
+
+// fingerprint identifies the files that make a hook: HOOK.yaml and its
+// handlers, never what a hook writes into its own directory (the seed's
+// example keeps its activity.log there).
+func fingerprint(dir string) string {
+	var b strings.Builder
+	add := func(p string) {
+		if st, err := os.Stat(p); err == nil {
+			fmt.Fprintf(&b, "%s:%d:%d:%o;", filepath.Base(p), st.ModTime().UnixNano(), st.Size(), st.Mode())
+		}
+	}
+	add(filepath.Join(dir, "HOOK.yaml"))
+	add(filepath.Join(dir, "handler.py"))
+	add(filepath.Join(dir, "handler"))
+	if m, _ := filepath.Glob(filepath.Join(dir, "handler.*")); len(m) > 0 {
+		for _, p := range m {
+			add(p)
+		}
+	}
+	if h, _, ok := readHookDir(dir); ok && h.Kind == "exec" && strings.HasPrefix(h.Argv[0], dir+string(filepath.Separator)) {
+		add(h.Argv[0])
+	}
+	return b.String()
+}
+
+// DefaultDirTimeout bounds a directory hook's answer unless its HOOK.yaml
+// says timeout:, as for shell hooks.
+const DefaultDirTimeout = 60 * time.Second
+
+// DirOptions configure directory hooks.
+type DirOptions struct {
+	// Root is $HERALD_HOME/hooks.
+	Root string
+	// Python is the interpreter for handler.py (hooks.python in config);
+	// "" looks up python3 on PATH.
+	Python string
+	// Environ is the environment every hook gets: the gateway's, with the
+	// secrets herald knows already removed.
+	Environ []string
+	// Lookup gives the value of a variable a HOOK.yaml names under env:
+	// (secrets included: the hook asked for it by name).
+	Lookup func(name string) (string, bool)
+	// Poll is how often the directory is checked for changes (default
+	// 2 s; negative turns hot reload off).
+	Poll time.Duration
+	// Backoff bounds the restart delay of a dead Python worker (defaults
+	// 500 ms doubling to 30 s).
+	MinBackoff, MaxBackoff time.Duration
+	Log                    *slog.Logger
+}
+
+// DirHooks keeps the registry subscribed to the hook directories under
+// Root, and their workers running.
+type DirHooks struct {
+	reg *Registry
+	o   DirOptions
+	log *slog.Logger
+
+	mu     sync.Mutex
+	loaded map[string]*loadedDir // by directory
+	failed map[string]string     // directory → fingerprint of a skipped one, said once
+	wg     sync.WaitGroup        // workers and drains
+	ctx    context.Context       // workers' context: ends at Stop, not with the gateway's
+	cancel context.CancelFunc
+}
+
+type loadedDir struct {
+	hook   DirHook
+	fp     string
+	unsub  func()
+	worker *pyWorker
+	done   chan struct{} // closed when its queue is drained and its worker stopped
+}
+
+// NewDirHooks prepares directory hooks for reg; nothing is read until
+// Load.
+func NewDirHooks(reg *Registry, o DirOptions) *DirHooks {
+	if o.Poll == 0 {
+		o.Poll = 2 * time.Second
+	}
+	if o.MinBackoff <= 0 {
+		o.MinBackoff = 500 * time.Millisecond
+	}
+	if o.MaxBackoff <= 0 {
+		o.MaxBackoff = 30 * time.Second
+	}
+	log := o.Log
+	if log == nil {
+		log = reg.log
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	return &DirHooks{reg: reg, o: o, log: log, loaded: map[string]*loadedDir{}, ctx: ctx, cancel: cancel}
+}
+
+// Load discovers every hook directory and subscribes it, in alphabetical
+// order. Problems are logged, naming the directory; none is an error.
+func (d *DirHooks) Load() []DirHook {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	d.syncLocked(true)
+	return d.hooksLocked()
+}
+
+// Hooks lists the loaded hooks in alphabetical order of directory.
+func (d *DirHooks) Hooks() []DirHook {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	return d.hooksLocked()
+}
+
+func (d *DirHooks) hooksLocked() []DirHook {
+	dirs := make([]string, 0, len(d.loaded))
+	for k := range d.loaded {
+		dirs = append(dirs, k)
+	}
+	sort.Strings(dirs)
+	out := make([]DirHook, 0, len(dirs))
+	for _, k := range dirs {
+		out = append(out, d.loaded[k].hook)
+	}
+	return out
+}
+
+// Run polls the hook directories until ctx ends, applying changes: a new,
+// edited or removed hook takes effect within one poll interval. It does
+// not stop the hooks; Stop does.
+func (d *DirHooks) Run(ctx context.Context) error {
+	if d.o.Poll < 0 {
+		<-ctx.Done()
+		return nil
+	}
+	t := time.NewTicker(d.o.Poll)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return nil
+		case <-t.C:
+			d.mu.Lock()
+			d.syncLocked(false)
+			d.mu.Unlock()
+		}
+	}
+}
+
+// Reload applies what changed on disk now (Run does it every poll).
+func (d *DirHooks) Reload() {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	d.syncLocked(false)
+}
+
+// syncLocked brings subscriptions in line with the directories.
+func (d *DirHooks) syncLocked(initial bool) {
+	entries, err := os.ReadDir(d.o.Root)
+	if err != nil && !errors.Is(err, fs.ErrNotExist) {
+		d.log.Warn("[hooks] cannot read the hooks directory", "dir", d.o.Root, "err", err)
+		return
+	}
+	present := map[string]string{} // dir → fingerprint
+	var order []string
+	for _, e := range entries {
+		dir := filepath.Join(d.o.Root, e.Name())
+		if st, err := os.Stat(dir); err != nil || !st.IsDir() {
+			continue
+		}
+		present[dir] = fingerprint(dir)
+		order = append(order, dir)
+	}
+	sort.Strings(order)
+	for dir, l := range d.loaded {
+		if _, ok := present[dir]; !ok {
+			d.log.Info("[hooks] hook removed", "hook", l.hook.Name, "dir", dir)
+			d.unloadLocked(dir)
+		}
+	}
+	for _, dir := range order {
+		fp := present[dir]
+		l, had := d.loaded[dir]
+		if had && l.fp == fp {
+			continue
+		}
+		if !had && !initial {
+			if prev, seen := d.failed[dir]; seen && prev == fp {
+				continue // still the same broken directory: said once already
+			}
+		}
+		h, diags, ok := readHookDir(dir)
+		for _, dg := range diags {
+			d.log.Warn(dg.Msg, "dir", dir)
+		}
+		if had {
+			d.unloadLocked(dir)
+		}
+		if !ok {
+			d.markFailed(dir, fp)
+			continue
+		}
+		if !d.loadLocked(h, fp) {
+			d.markFailed(dir, fp)
+			continue
+		}
+		delete(d.failed, dir)
+		switch {
+		case initial:
+			d.log.Info(fmt.Sprintf("[hooks] Loaded hook '%s' for events: %v", h.Name, h.Events), "hook", h.Name, "dir", dir, "kind", h.Kind)
+		case had:
+			d.log.Info(fmt.Sprintf("[hooks] Reloaded hook '%s' for events: %v", h.Name, h.Events), "hook", h.Name, "dir", dir, "kind", h.Kind)
+		default:
+			d.log.Info(fmt.Sprintf("[hooks] Added hook '%s' for events: %v", h.Name, h.Events), "hook", h.Name, "dir", dir, "kind", h.Kind)
+		}
+	}
+	for dir := range d.failed {
+		if _, ok := present[dir]; !ok {
+			delete(d.failed, dir)
+		}
+	}
+}
+
+func (d *DirHooks) markFailed(dir, fp string) {
+	if d.failed == nil {
+		d.failed = map[string]string{}
+	}
+	d.failed[dir] = fp
+}
+
+func (d *DirHooks) loadLocked(h DirHook, fp string) bool {
+	if h.Timeout <= 0 {
+		h.Timeout = DefaultDirTimeout
+	}
+	l := &loadedDir{hook: h, fp: fp, done: make(chan struct{})}
+	env := d.environ(h)
+	var handler Handler
+	switch h.Kind {
+	case "python":
+		py, err := d.python()
+		if err != nil {
+			d.log.Warn(fmt.Sprintf("[hooks] Skipping %s: %v", h.Name, err), "hook", h.Name, "dir", h.Dir)
+			return false
+		}
+		l.worker = newPyWorker(h, py, env, d.log, d.o.MinBackoff, d.o.MaxBackoff)
+		d.wg.Add(1)
+		go func() {
+			defer d.wg.Done()
+			l.worker.run(d.ctx)
+		}()
+		handler = l.worker.handle
+	default:
+		handler = (&execHook{hook: h, env: env, log: d.log}).handle
+	}
+	drained := make(chan struct{})
+	l.unsub = d.reg.Subscribe(Subscription{
+		Name: h.Name, Attach: AttachDir, Events: h.Events, Handler: handler,
+		Timeout: h.Timeout, Concurrent: true, Order: filepath.Base(h.Dir),
+		OnClosed: func() { close(drained) },
+	})
+	d.wg.Add(1)
+	go func() {
+		defer d.wg.Done()
+		defer close(l.done)
+		select {
+		case <-drained:
+		case <-d.ctx.Done():
+		}
+		if l.worker != nil {
+			l.worker.stop()
+		}
+	}()
+	d.loaded[h.Dir] = l
+	return true
+}
+
+func (d *DirHooks) unloadLocked(dir string) {
+	l := d.loaded[dir]
+	delete(d.loaded, dir)
+	if l != nil && l.unsub != nil {
+		l.unsub()
+	}
+}
+
+// Stop unsubscribes every directory hook, lets each deliver what is
+// already queued for it (waiting at most until ctx ends), then stops the
+// workers.
+func (d *DirHooks) Stop(ctx context.Context) {
+	d.mu.Lock()
+	var waits []chan struct{}
+	for dir, l := range d.loaded {
+		waits = append(waits, l.done)
+		d.unloadLocked(dir)
+	}
+	d.mu.Unlock()
+	for _, w := range waits {
+		select {
+		case <-w:
+		case <-ctx.Done():
+		}
+	}
+	d.cancel()
+	d.wg.Wait()
+}
+
+// python finds the interpreter for handler.py hooks.
+func (d *DirHooks) python() (string, error) {
+	if d.o.Python != "" {
+		p, err := exec.LookPath(d.o.Python)
+		if err != nil {
+			return "", fmt.Errorf("hooks.python %q cannot be run: %v", d.o.Python, err)
+		}
+		return p, nil
+	}
+	p, err := exec.LookPath("python3")
+	if err != nil {
+		return "", errors.New("handler.py needs Python, and no python3 is on PATH (install it, or set hooks.python in config.yaml)")
+	}
+	return p, nil
+}
+
+// environ is the environment one hook runs with: the gateway's (secrets
+// removed), plus what its HOOK.yaml asks for under env:.
+func (d *DirHooks) environ(h DirHook) []string {
+	env := slices.Clone(d.o.Environ)
+	if len(h.Env) == 0 {
+		return env
+	}
+	names := make([]string, 0, len(h.Env))
+	for k := range h.Env {
+		names = append(names, k)
+	}
+	sort.Strings(names)
+	lookup := func(k string) string {
+		if d.o.Lookup != nil {
+			if v, ok := d.o.Lookup(k); ok {
+				return v
+			}
+		}
+		for _, kv := range env {
+			if name, v, ok := strings.Cut(kv, "="); ok && name == k {
+				return v
+			}
+		}
+		return ""
+	}
+	for _, k := range names {
+		v := h.Env[k]
+		if v == "" {
+			v = lookup(k)
+		} else {
+			v = os.Expand(v, lookup)
+		}
+		env = setEnv(env, k, v)
+	}
+	return env
+}
+
+func setEnv(env []string, k, v string) []string {
+	for i, kv := range env {
+		if name, _, ok := strings.Cut(kv, "="); ok && name == k {
+			env[i] = k + "=" + v
+			return env
+		}
+	}
+	return append(env, k+"="+v)
+}

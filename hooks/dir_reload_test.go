@@ -1,0 +1,120 @@
+package hooks
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"slices"
+	"testing"
+	"time"
+)
+
+func subNames(reg *Registry) []string {
+	var out []string
+	for _, s := range reg.Subscribers() {
+		out = append(out, s.Name)
+	}
+	return out
+}
+
+// A new, edited or removed hook directory takes effect without a
+// restart, and each change is logged.
+func TestDirHooksHotReload(t *testing.T) {
+	root := t.TempDir()
+	writeHook(t, root, "b-first", map[string]string{
+		"HOOK.yaml": "events: [command:*]\n",
+		"handler":   "#!/bin/sh\necho '{\"decision\":\"handled\",\"message\":\"b\"}'\n",
+	})
+	reg, d, lr := startDir(t, root, DirOptions{Poll: 20 * time.Millisecond})
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- d.Run(ctx) }()
+	defer func() { cancel(); <-done }()
+
+	// added: and placed before b-first, alphabetically
+	writeHook(t, root, "a-new", map[string]string{
+		"HOOK.yaml": "events: [command:*]\n",
+		"handler":   "#!/bin/sh\necho '{\"decision\":\"handled\",\"message\":\"a\"}'\n",
+	})
+	lr.waitLog(t, "Added hook 'a-new'")
+	if got := cmdReply(t, reg, "x").Reply; got != "a" {
+		t.Fatalf("after add: %q", got)
+	}
+
+	// edited: a-new stops listening to commands; it keeps its place
+	hy := filepath.Join(root, "a-new", "HOOK.yaml")
+	os.WriteFile(hy, []byte("events: [agent:start]\n"), 0o644)
+	future := time.Now().Add(2 * time.Second)
+	os.Chtimes(hy, future, future)
+	lr.waitLog(t, "Reloaded hook 'a-new' for events: [agent:start]")
+	if got := cmdReply(t, reg, "x").Reply; got != "b" {
+		t.Fatalf("after edit: %q", got)
+	}
+	os.WriteFile(hy, []byte("events: [command:*, agent:start]\n"), 0o644)
+	future = future.Add(2 * time.Second)
+	os.Chtimes(hy, future, future)
+	lr.waitLog(t, "Reloaded hook 'a-new' for events: [command:* agent:start]")
+	if got := cmdReply(t, reg, "x").Reply; got != "a" {
+		t.Fatalf("a reloaded hook lost its alphabetical place: %q", got)
+	}
+
+	// what a hook writes into its own directory is not an edit
+	n := lr.count("Reloaded hook")
+	os.WriteFile(filepath.Join(root, "a-new", "activity.log"), []byte("x\n"), 0o644)
+	d.Reload()
+	if lr.count("Reloaded hook") != n {
+		t.Fatal("a log file in the hook's directory reloaded it")
+	}
+
+	// removed
+	os.RemoveAll(filepath.Join(root, "a-new"))
+	lr.waitLog(t, "hook removed", "hook=a-new")
+	if got := subNames(reg); !slices.Equal(got, []string{"b-first"}) {
+		t.Fatalf("subscribers after remove: %q", got)
+	}
+	if got := cmdReply(t, reg, "x").Reply; got != "b" {
+		t.Fatalf("after remove: %q", got)
+	}
+
+	// a broken directory is said once, and loads once fixed
+	bad := writeHook(t, root, "c-broken", map[string]string{"HOOK.yaml": "events: [command:*]\n"})
+	lr.waitLog(t, "Skipping c-broken")
+	d.Reload()
+	d.Reload()
+	if n := lr.count("Skipping c-broken"); n != 1 {
+		t.Fatalf("broken directory reported %d times", n)
+	}
+	os.WriteFile(filepath.Join(bad, "handler"), []byte("#!/bin/sh\n"), 0o755)
+	lr.waitLog(t, "Added hook 'c-broken'")
+}
+
+// A reloaded handler.py gets a fresh worker; the old one is stopped.
+func TestDirHooksReloadPython(t *testing.T) {
+	needPython(t)
+	root := t.TempDir()
+	h := writeHook(t, root, "py", map[string]string{
+		"HOOK.yaml":  "events: [command:*]\n",
+		"handler.py": "def handle(e, c):\n    return {'decision': 'handled', 'message': 'v1'}\n",
+	})
+	reg, d, lr := startDir(t, root, DirOptions{})
+	if got := cmdReply(t, reg, "x").Reply; got != "v1" {
+		t.Fatalf("got %q", got)
+	}
+	d.mu.Lock()
+	old := d.loaded[h].worker
+	d.mu.Unlock()
+	p := filepath.Join(h, "handler.py")
+	os.WriteFile(p, []byte("def handle(e, c):\n    return {'decision': 'handled', 'message': 'v2'}\n"), 0o644)
+	future := time.Now().Add(2 * time.Second)
+	os.Chtimes(p, future, future)
+	d.Reload()
+	lr.waitLog(t, "Reloaded hook 'py'")
+	if got := cmdReply(t, reg, "x").Reply; got != "v2" {
+		t.Fatalf("got %q", got)
+	}
+	waitFor(t, func() bool {
+		old.mu.Lock()
+		defer old.mu.Unlock()
+		return old.proc == nil
+	}, "the old worker to stop")
+}
