@@ -159,7 +159,9 @@ func (r *Runner) builtin(ctx context.Context, c *chat, j *job, typed, canonical,
 		q := &job{msg: j.msg, rec: adapters.NewReceipt()}
 		q.msg.Text = text
 		c.mu.Lock()
-		running := c.running != nil
+		// a turn that has already answered is finishing, not running:
+		// the queued text is simply the next turn, answered as such
+		running := c.running != nil && !answered(c.running)
 		n := len(c.queue) + 1
 		c.mu.Unlock()
 		if !running {
@@ -233,4 +235,15 @@ func nonEmpty(s, def string) string {
 		return def
 	}
 	return s
+}
+
+// answered reports whether a running job's message has its final answer
+// (the turn is only finishing up).
+func answered(j *job) bool {
+	select {
+	case <-j.rec.Done():
+		return j.rec.Outcome().Status != adapters.StatusAwaitingInput
+	default:
+		return false
+	}
 }
