@@ -8,6 +8,7 @@ import (
 	"context"
 	"fmt"
 	"strings"
+	"time"
 
 	"github.com/heraldgw/herald/adapters"
 	"github.com/heraldgw/herald/hooks"
@@ -139,11 +140,26 @@ func (r *Runner) builtin(ctx context.Context, c *chat, j *job, typed, canonical,
 		// drop what was queued behind the stopped turn
 		dropped := c.queue
 		c.queue = nil
+		var idle chan struct{}
+		if running {
+			if c.idle == nil {
+				c.idle = make(chan struct{})
+			}
+			idle = c.idle
+		}
 		c.mu.Unlock()
 		for _, q := range dropped {
 			q.rec.Resolve(adapters.Outcome{Status: adapters.StatusInterrupted})
 		}
 		if running {
+			// answer once the turn has really stopped (tools and model
+			// streams end within about 100 ms), so that what the user does
+			// next finds the chat idle
+			select {
+			case <-idle:
+			case <-time.After(stopWait):
+				r.log.Warn("turn still stopping after /stop", "session_key", c.key)
+			}
 			r.reply(j, "⏹ Stopped.")
 		} else {
 			r.reply(j, "Nothing is running.")
@@ -236,6 +252,9 @@ func nonEmpty(s, def string) string {
 	}
 	return s
 }
+
+// stopWait bounds how long /stop waits for the turn to end.
+const stopWait = 2 * time.Second
 
 // answered reports whether a running job's message has its final answer
 // (the turn is only finishing up).

@@ -38,6 +38,9 @@ type chat struct {
 	running  *job
 	cancel   context.CancelCauseFunc
 	approval *pendingApproval
+	// idle, when not nil, is closed the next time the chat stops running
+	// a turn (/stop waits on it).
+	idle chan struct{}
 
 	sess       *sessions.Session // open session; nil when none (yet)
 	loaded     bool
@@ -277,6 +280,10 @@ func (r *Runner) turnLoop(c *chat, j *job, ctx context.Context, cancel context.C
 		c.mu.Lock()
 		if len(c.queue) == 0 {
 			c.running, c.cancel = nil, nil
+			if c.idle != nil {
+				close(c.idle)
+				c.idle = nil
+			}
 			c.mu.Unlock()
 			return
 		}
