@@ -5,7 +5,11 @@ package slack
 // &, < and > escaped everywhere (Slack reads them as control characters).
 // Markup that does not close is left as literal text.
 
-import "strings"
+import (
+	"strings"
+
+	"github.com/heraldgw/herald/adapters"
+)
 
 var escaper = strings.NewReplacer("&", "&amp;", "<", "&lt;", ">", "&gt;")
 
@@ -20,24 +24,15 @@ func toMrkdwn(md string) string {
 	lines := strings.Split(md, "\n")
 	for i := 0; i < len(lines); i++ {
 		line := lines[i]
-		if t := strings.TrimSpace(line); strings.HasPrefix(t, "```") {
-			end := -1
-			for j := i + 1; j < len(lines); j++ {
-				if strings.HasPrefix(strings.TrimSpace(lines[j]), "```") {
-					end = j
-					break
-				}
+		if _, end, ok := adapters.CodeFence(lines, i); ok {
+			b.WriteString("```\n")
+			b.WriteString(escape(strings.Join(lines[i+1:end], "\n")))
+			b.WriteString("\n```")
+			i = end
+			if i < len(lines)-1 {
+				b.WriteByte('\n')
 			}
-			if end >= 0 {
-				b.WriteString("```\n")
-				b.WriteString(escape(strings.Join(lines[i+1:end], "\n")))
-				b.WriteString("\n```")
-				i = end
-				if i < len(lines)-1 {
-					b.WriteByte('\n')
-				}
-				continue
-			}
+			continue
 		}
 		b.WriteString(convertLine(line))
 		if i < len(lines)-1 {

@@ -7,6 +7,7 @@ package telegram
 // does not close is left as literal text, so the output always parses.
 
 import (
+	"github.com/heraldgw/herald/adapters"
 	"html"
 	"strings"
 )
@@ -18,29 +19,19 @@ func toHTML(md string) string {
 	lines := strings.Split(md, "\n")
 	for i := 0; i < len(lines); i++ {
 		line := lines[i]
-		if t := strings.TrimSpace(line); strings.HasPrefix(t, "```") {
-			end := -1
-			for j := i + 1; j < len(lines); j++ {
-				if strings.HasPrefix(strings.TrimSpace(lines[j]), "```") {
-					end = j
-					break
-				}
+		if lang, end, ok := adapters.CodeFence(lines, i); ok {
+			if lang != "" && !strings.ContainsAny(lang, " \"<>&") {
+				b.WriteString(`<pre><code class="language-` + lang + `">`)
+			} else {
+				b.WriteString("<pre><code>")
 			}
-			if end >= 0 {
-				lang := strings.TrimSpace(strings.TrimPrefix(t, "```"))
-				if lang != "" && !strings.ContainsAny(lang, " \"<>&") {
-					b.WriteString(`<pre><code class="language-` + lang + `">`)
-				} else {
-					b.WriteString("<pre><code>")
-				}
-				b.WriteString(html.EscapeString(strings.Join(lines[i+1:end], "\n")))
-				b.WriteString("</code></pre>")
-				i = end
-				if i < len(lines)-1 {
-					b.WriteByte('\n')
-				}
-				continue
+			b.WriteString(html.EscapeString(strings.Join(lines[i+1:end], "\n")))
+			b.WriteString("</code></pre>")
+			i = end
+			if i < len(lines)-1 {
+				b.WriteByte('\n')
 			}
+			continue
 		}
 		if h := heading(line); h != "" {
 			b.WriteString("<b>" + inline(h) + "</b>")
