@@ -18,6 +18,11 @@ import (
 type Redactor struct {
 	mu     sync.RWMutex
 	values []string // longest first
+	// encoded holds, per value, the forms a command can turn it into
+	// without changing what it reveals: hex, and the base64 runs (both
+	// alphabets, all three alignments) that stand for it inside a longer
+	// encoded stream such as `base64 /proc/self/environ`.
+	encoded []string
 }
 
 // NewRedactor returns a redactor that knows the given secret values.
@@ -49,9 +54,11 @@ func (r *Redactor) Add(secrets ...string) {
 		}
 		if !dup {
 			r.values = append(r.values, s)
+			r.encoded = append(r.encoded, encodedForms(s)...)
 		}
 	}
 	sort.Slice(r.values, func(i, j int) bool { return len(r.values[i]) > len(r.values[j]) })
+	sort.Slice(r.encoded, func(i, j int) bool { return len(r.encoded[i]) > len(r.encoded[j]) })
 }
 
 // Mask is what a redacted secret is replaced with.
@@ -88,6 +95,7 @@ func (r *Redactor) Redact(s string) string {
 				s = strings.ReplaceAll(s, v, Mask)
 			}
 		}
+		s = maskEncoded(s, r.encoded)
 		r.mu.RUnlock()
 	}
 	if !mayHoldShape(s) {
