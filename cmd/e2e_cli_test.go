@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -59,6 +60,38 @@ func TestVersionUsageAndLogs(t *testing.T) {
 	}
 }
 
+// Commands started together on a new home all succeed: the first to open
+// state.db creates the schema, the others wait for it and find it done.
+func TestCommandsStartedTogetherOnANewHome(t *testing.T) {
+	const n = 8
+	home := t.TempDir()
+	type result struct {
+		code      int
+		out, errw string
+	}
+	results := make([]result, n)
+	start := make(chan struct{})
+	var wg sync.WaitGroup
+	for i := range n {
+		wg.Go(func() {
+			<-start
+			code, out, errw := run(t, home, "", "hooks", "allow", "pre_tool_call", fmt.Sprintf("/bin/echo %d", i))
+			results[i] = result{code, out, errw}
+		})
+	}
+	close(start)
+	wg.Wait()
+	for i, r := range results {
+		if r.code != 0 {
+			t.Errorf("hooks allow %d: exit %d: %s%s", i, r.code, r.out, r.errw)
+		}
+	}
+	code, out, errw := run(t, home, "", "hooks", "list")
+	if code != 0 {
+		t.Fatalf("hooks list: %d %s%s", code, out, errw)
+	}
+}
+
 // /v1/events streams every hook point in the directory-hook form.
 func TestEventsStream(t *testing.T) {
 	g := cmdtest.Start(t, cmdtest.Options{})
@@ -76,33 +109,30 @@ func TestEventsStream(t *testing.T) {
 }
 
 // SIGINT (here: the context) lets an in-flight turn finish and deliver,
-// then the gateway exits 0.
+// then the gateway exits 0. Every step waits on the event that proves the
+// one before it happened: the turn has started (agent:start) before the stop,
+// and the gateway has begun stopping with that turn still running
+// (on_session_finalize, platform "gateway") before the model answers.
 func TestGracefulShutdownFinishesTurns(t *testing.T) {
 	fm := newFakeModel(t)
 	g := cmdtest.Start(t, cmdtest.Options{Home: t.TempDir(), Env: fm.env()})
-	got := make(chan cmdtest.Response, 1)
-	go func() {
-		b, _ := json.Marshal(map[string]string{"chat_id": "c", "user_id": "u", "text": "slow goodbye"})
-		_, r := g.Post(t, string(b), nil)
-		got <- r
-	}()
-	for deadline := time.Now().Add(10 * time.Second); ; {
-		fm.mu.Lock()
-		n := len(fm.reqs)
-		fm.mu.Unlock()
-		if n > 0 {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatal("request never reached the model")
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
+	events := g.Events(t)
+	b, _ := json.Marshal(map[string]string{"chat_id": "c", "user_id": "u", "text": "slow goodbye"})
+	pending := g.PostAsync(string(b), nil)
+	cmdtest.WaitFor(t, events, "agent:start", 10*time.Second)
+
 	stopped := make(chan int, 1)
 	go func() { stopped <- g.Stop() }()
-	time.Sleep(100 * time.Millisecond)
+	if e := cmdtest.WaitFor(t, events, "on_session_finalize", 10*time.Second); e.Context["platform"] != "gateway" {
+		t.Fatalf("on_session_finalize context = %v", e.Context)
+	}
+	select {
+	case <-pending.Done():
+		t.Fatal("the turn ended before the model answered")
+	default:
+	}
 	close(fm.release)
-	if r := <-got; r.Status != "done" || len(r.Replies) != 1 {
+	if _, r := pending.Wait(t); r.Status != "done" || len(r.Replies) != 1 {
 		t.Fatalf("in-flight turn during shutdown: %+v", r)
 	}
 	if code := <-stopped; code != 0 {
