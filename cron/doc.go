@@ -15,11 +15,18 @@
 //     job) and marks it running, before anything runs. Two schedulers on
 //     one database claim a slot once; a crash after the claim loses that
 //     run rather than repeating it (the next start records it as an
-//     interrupted error).
+//     interrupted error). A once job run by hand (RunNow) is claimed the
+//     same way: that run is its one run.
+//   - One run of a job at a time. A job that is still running is not
+//     claimed again, by its schedule or by RunNow; a slot that falls due
+//     meanwhile waits for the run to end and is then treated like any late
+//     slot (below). A running job keeps no other due job waiting beyond
+//     the parallel limit.
 //   - Missed runs are skipped. A recurring slot more than its grace late
 //     (half the period, between 2 minutes and 2 hours) is fast-forwarded to
-//     the next future slot without running, so a gateway that was down
-//     does not fire a burst when it comes back.
+//     the next future slot without running, so a gateway that was down, or
+//     a job that outlasted its period, does not fire a burst; a slot within
+//     its grace runs late, once.
 //   - Bounded parallelism: at most Config.MaxParallel jobs run at once;
 //     the rest wait, unclaimed, for a free slot.
 //   - Failure is contained. Each run has a recover boundary, a timeout and
