@@ -3,10 +3,12 @@
 //
 // Schedules are parsed by Parse: "30m"/"2h"/"1d" (once, after that delay),
 // "every 30m", five-field cron expressions (robfig/cron/v3, with an
-// optional CRON_TZ= prefix) and ISO timestamps (once). robfig/cron is used
-// only to parse and compute next times; the loop is herald's own, because
-// the source of truth is the cron_jobs table in state.db, which the CLI
-// edits while the gateway runs.
+// optional CRON_TZ= prefix) and ISO timestamps (once); nothing repeats more
+// often than once a minute (@every 10s is refused like every 10s), and a
+// length beyond about 290 years is refused rather than wrapped around into
+// another. robfig/cron is used only to parse and compute next times; the
+// loop is herald's own, because the source of truth is the cron_jobs table
+// in state.db, which the CLI edits while the gateway runs.
 //
 // Promises:
 //
