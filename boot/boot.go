@@ -11,6 +11,7 @@ import (
 	"sync"
 	"unicode/utf8"
 
+	"github.com/heraldgw/herald"
 	"github.com/heraldgw/herald/agent"
 	"github.com/heraldgw/herald/hooks"
 )
@@ -140,7 +141,7 @@ func (h *Hook) Close() {
 }
 
 func (h *Hook) read() (string, bool, error) {
-	b, err := os.ReadFile(h.Path())
+	b, err := herald.ReadRegularFile(h.Path()) // never waits on a named pipe
 	if errors.Is(err, os.ErrNotExist) {
 		return "", false, nil
 	}

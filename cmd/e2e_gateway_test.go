@@ -198,12 +198,8 @@ func TestGatewayModelPathAndHistoryAcrossRestart(t *testing.T) {
 func TestSlowChatDoesNotBlockOthers(t *testing.T) {
 	fm := newFakeModel(t)
 	g := cmdtest.Start(t, cmdtest.Options{Home: t.TempDir(), Env: fm.env()})
-	slow := make(chan cmdtest.Response, 1)
-	go func() {
-		b, _ := json.Marshal(map[string]string{"chat_id": "slowchat", "user_id": "u1", "text": "please be slow"})
-		_, r := g.Post(t, string(b), nil)
-		slow <- r
-	}()
+	b, _ := json.Marshal(map[string]string{"chat_id": "slowchat", "user_id": "u1", "text": "please be slow"})
+	slow := g.PostAsync(string(b), nil)
 	// wait until the slow request reached the model
 	deadline := time.Now().Add(10 * time.Second)
 	for {
@@ -228,12 +224,13 @@ func TestSlowChatDoesNotBlockOthers(t *testing.T) {
 		t.Fatalf("other chats waited %s behind the slow one", d)
 	}
 	select {
-	case r := <-slow:
+	case <-slow.Done():
+		_, r := slow.Wait(t)
 		t.Fatalf("slow chat finished before release: %+v", r)
 	default:
 	}
 	close(fm.release)
-	if r := <-slow; r.Status != "done" {
+	if _, r := slow.Wait(t); r.Status != "done" {
 		t.Fatalf("slow chat: %+v", r)
 	}
 }

@@ -227,7 +227,7 @@ func (h *redactHandler) WithGroup(name string) slog.Handler {
 // first use.
 func localToken(home string) (string, error) {
 	p := filepath.Join(home, "local.token")
-	if b, err := os.ReadFile(p); err == nil {
+	if b, err := herald.ReadRegularFile(p); err == nil {
 		if t := strings.TrimSpace(string(b)); t != "" {
 			return t, nil
 		}

@@ -2,6 +2,7 @@ package config
 
 import (
 	"fmt"
+	"math"
 	"strconv"
 	"strings"
 	"time"
@@ -207,7 +208,8 @@ type Logging struct {
 	Level string `yaml:"level"`
 }
 
-// Duration reads "30s", "5m" or a bare number of seconds.
+// Duration reads "30s", "5m" or a bare number of seconds. A negative, NaN,
+// infinite or longer than 100 years value is an error naming its line.
 type Duration time.Duration
 
 func (d *Duration) UnmarshalYAML(n *yaml.Node) error {
@@ -215,17 +217,36 @@ func (d *Duration) UnmarshalYAML(n *yaml.Node) error {
 		return &yaml.TypeError{Errors: []string{fmt.Sprintf("line %d: expected a duration such as 30s", n.Line)}}
 	}
 	v := strings.TrimSpace(n.Value)
-	if secs, err := strconv.ParseFloat(v, 64); err == nil {
-		*d = Duration(secs * float64(time.Second))
-		return nil
+	bad := func(format string) error {
+		return &yaml.TypeError{Errors: []string{fmt.Sprintf("line %d: "+format, n.Line, v)}}
 	}
-	p, err := time.ParseDuration(v)
-	if err != nil {
-		return &yaml.TypeError{Errors: []string{fmt.Sprintf("line %d: %q is not a duration (use e.g. 30s or 5m)", n.Line, v)}}
+	var p time.Duration
+	if secs, err := strconv.ParseFloat(v, 64); err == nil {
+		switch {
+		case math.IsNaN(secs) || math.IsInf(secs, 0):
+			return bad("%q is not a duration (use e.g. 30s or 5m)")
+		case secs < 0:
+			return bad("duration %q is negative")
+		case secs > maxDuration.Seconds():
+			return bad("duration %q is too long")
+		}
+		p = time.Duration(secs * float64(time.Second))
+	} else if p, err = time.ParseDuration(v); err != nil {
+		return bad("%q is not a duration (use e.g. 30s or 5m)")
+	}
+	switch {
+	case p < 0:
+		return bad("duration %q is negative")
+	case p > maxDuration:
+		return bad("duration %q is too long")
 	}
 	*d = Duration(p)
 	return nil
 }
+
+// maxDuration is the longest a duration setting may be: far beyond any
+// sensible timeout, and short of time.Duration's overflow.
+const maxDuration = 100 * 365 * 24 * time.Hour
 
 // D returns the time.Duration.
 func (d Duration) D() time.Duration { return time.Duration(d) }

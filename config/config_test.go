@@ -61,6 +61,14 @@ func TestBadInputIsAnErrorWithLine(t *testing.T) {
 		{"wrong type", "agent:\n  max_iterations: lots\n", "config.yaml:2: cannot unmarshal"},
 		{"bad duration", "approvals:\n  timeout: soon\n", `config.yaml:2: "soon" is not a duration`},
 		{"top level list", "- a\n- b\n", "config.yaml:1: the top level must be a mapping"},
+		{"negative duration", "shutdown_grace: -5s\n", `config.yaml:1: duration "-5s" is negative`},
+		{"negative seconds", "approvals:\n  timeout: -30\n", `config.yaml:2: duration "-30" is negative`},
+		{"negative nested", "platforms:\n  discord:\n    open_timeout: -1m\n", `config.yaml:3: duration "-1m" is negative`},
+		{"NaN seconds", "agent:\n  tool_timeout: NaN\n", `config.yaml:2: "NaN" is not a duration`},
+		{"infinite seconds", "agent:\n  tool_timeout: Inf\n", `config.yaml:2: "Inf" is not a duration`},
+		{"seconds overflow", "agent:\n  tool_timeout: 1e300\n", `config.yaml:2: duration "1e300" is too long`},
+		{"too long", "agent:\n  tool_timeout: 1000000h\n", `config.yaml:2: duration "1000000h" is too long`},
+		{"unknown unit", "agent:\n  tool_timeout: 5x\n", `config.yaml:2: "5x" is not a duration`},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			_, _, err := Parse([]byte(tc.yaml))

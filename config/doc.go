@@ -4,7 +4,11 @@
 // Every default lives in defaults.go. Loading never fails for keys herald
 // does not know (a Hermes config.yaml loads with warnings, each naming the
 // key and, where one is close, a did-you-mean); it fails only for malformed
-// YAML or a wrong type in herald's own settings, with an *Error whose text
-// starts with "config.yaml:LINE:". The hooks: block is kept as a raw YAML
-// node for the hooks package, which owns its format.
+// YAML, a wrong type in herald's own settings or a negative or out-of-range
+// duration, with an *Error whose text starts with "config.yaml:LINE:", and
+// for a config.yaml or .env that is not a regular file (a named pipe, a
+// directory, a device), with an *Error naming the path. Such a file is
+// never opened for a blocking read, so it cannot hold start-up. The hooks:
+// block is kept as a raw YAML node for the hooks package, which owns its
+// format.
 package config

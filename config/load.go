@@ -2,6 +2,7 @@ package config
 
 import (
 	"bufio"
+	"bytes"
 	"errors"
 	"fmt"
 	"os"
@@ -109,7 +110,7 @@ func Load(home string, getenv func(string) string) (*Config, []Warning, error) {
 	}
 
 	path := filepath.Join(home, "config.yaml")
-	data, err := os.ReadFile(path)
+	data, err := herald.ReadRegularFile(path)
 	switch {
 	case errors.Is(err, os.ErrNotExist):
 	case err != nil:
@@ -251,15 +252,14 @@ func collectFields(t reflect.Type, out map[string]reflect.Type) {
 
 func readDotEnv(path string) (map[string]string, error) {
 	out := map[string]string{}
-	f, err := os.Open(path)
+	data, err := herald.ReadRegularFile(path)
 	if errors.Is(err, os.ErrNotExist) {
 		return out, nil
 	}
 	if err != nil {
 		return nil, &Error{File: ".env", Msg: err.Error()}
 	}
-	defer f.Close()
-	sc := bufio.NewScanner(f)
+	sc := bufio.NewScanner(bytes.NewReader(data))
 	sc.Buffer(make([]byte, 64*1024), 1<<20)
 	line := 0
 	for sc.Scan() {

@@ -3,10 +3,12 @@
 //
 // Schedules are parsed by Parse: "30m"/"2h"/"1d" (once, after that delay),
 // "every 30m", five-field cron expressions (robfig/cron/v3, with an
-// optional CRON_TZ= prefix) and ISO timestamps (once). robfig/cron is used
-// only to parse and compute next times; the loop is herald's own, because
-// the source of truth is the cron_jobs table in state.db, which the CLI
-// edits while the gateway runs.
+// optional CRON_TZ= prefix) and ISO timestamps (once); nothing repeats more
+// often than once a minute (@every 10s is refused like every 10s), and a
+// length beyond about 290 years is refused rather than wrapped around into
+// another. robfig/cron is used only to parse and compute next times; the
+// loop is herald's own, because the source of truth is the cron_jobs table
+// in state.db, which the CLI edits while the gateway runs.
 //
 // Promises:
 //
@@ -15,11 +17,18 @@
 //     job) and marks it running, before anything runs. Two schedulers on
 //     one database claim a slot once; a crash after the claim loses that
 //     run rather than repeating it (the next start records it as an
-//     interrupted error).
+//     interrupted error). A once job run by hand (RunNow) is claimed the
+//     same way: that run is its one run.
+//   - One run of a job at a time. A job that is still running is not
+//     claimed again, by its schedule or by RunNow; a slot that falls due
+//     meanwhile waits for the run to end and is then treated like any late
+//     slot (below). A running job keeps no other due job waiting beyond
+//     the parallel limit.
 //   - Missed runs are skipped. A recurring slot more than its grace late
 //     (half the period, between 2 minutes and 2 hours) is fast-forwarded to
-//     the next future slot without running, so a gateway that was down
-//     does not fire a burst when it comes back.
+//     the next future slot without running, so a gateway that was down, or
+//     a job that outlasted its period, does not fire a burst; a slot within
+//     its grace runs late, once.
 //   - Bounded parallelism: at most Config.MaxParallel jobs run at once;
 //     the rest wait, unclaimed, for a free slot.
 //   - Failure is contained. Each run has a recover boundary, a timeout and

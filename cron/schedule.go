@@ -3,6 +3,7 @@ package cron
 import (
 	"errors"
 	"fmt"
+	"math"
 	"strconv"
 	"strings"
 	"time"
@@ -71,7 +72,11 @@ func Parse(s string, now time.Time, loc *time.Location) (Schedule, error) {
 		}
 		return Schedule{Kind: KindInterval, Expr: d.String(), Display: "every " + formatDuration(d), every: d}, nil
 	}
-	if d, err := parseDuration(low); err == nil {
+	d, err := parseDuration(low)
+	if errors.Is(err, errTooLong) {
+		return Schedule{}, fmt.Errorf("%w: %q: %v", ErrSchedule, s, err)
+	}
+	if err == nil {
 		if d <= 0 {
 			return Schedule{}, fmt.Errorf("%w: %q: the delay must be positive", ErrSchedule, s)
 		}
@@ -196,7 +201,12 @@ func parseCron(s string) (sc robfig.Schedule, err error) {
 	} else if !strings.HasPrefix(spec, "@") && len(strings.Fields(spec)) != 5 {
 		return nil, fmt.Errorf("a cron expression has five fields (minute hour day-of-month month day-of-week), got %d", len(strings.Fields(spec)))
 	}
-	return cronParser.Parse(spec)
+	sc, err = cronParser.Parse(spec)
+	if every, ok := sc.(robfig.ConstantDelaySchedule); ok && err == nil && every.Delay < time.Minute {
+		// @every 0 or @every 10s: robfig runs it every second or so
+		return nil, fmt.Errorf("@every %s: the shortest interval is 1m", every.Delay)
+	}
+	return sc, err
 }
 
 // parseDuration reads "30m", "2h", "1d", "90s", "1h30m" and plain minutes
@@ -206,8 +216,8 @@ func parseDuration(s string) (time.Duration, error) {
 	if s == "" {
 		return 0, errors.New("empty duration")
 	}
-	if n, err := strconv.Atoi(s); err == nil {
-		return time.Duration(n) * time.Minute, nil
+	if isDigits(s) {
+		return mulDuration(s, time.Minute)
 	}
 	words := map[string]string{
 		"seconds": "s", "second": "s", "secs": "s", "sec": "s",
@@ -230,7 +240,7 @@ func parseDuration(s string) (time.Duration, error) {
 		if i == 0 || i == len(rest) {
 			return 0, fmt.Errorf("%q is not a duration", s)
 		}
-		n, _ := strconv.Atoi(rest[:i])
+		digits := rest[:i]
 		var unit time.Duration
 		switch rest[i] {
 		case 's':
@@ -246,10 +256,36 @@ func parseDuration(s string) (time.Duration, error) {
 		default:
 			return 0, fmt.Errorf("%q is not a duration", s)
 		}
-		total += time.Duration(n) * unit
+		term, err := mulDuration(digits, unit)
+		if err != nil || total > math.MaxInt64-term {
+			return 0, errTooLong
+		}
+		total += term
 		rest = rest[i+1:]
 	}
 	return total, nil
+}
+
+// errTooLong is a duration beyond time.Duration's range (about 292 years).
+var errTooLong = errors.New("longer than herald can count (about 290 years)")
+
+// mulDuration is digits × unit, refusing what does not fit a time.Duration
+// rather than letting it wrap around into some other length.
+func mulDuration(digits string, unit time.Duration) (time.Duration, error) {
+	n, err := strconv.ParseInt(digits, 10, 64)
+	if err != nil || n > int64(math.MaxInt64/unit) {
+		return 0, errTooLong
+	}
+	return time.Duration(n) * unit, nil
+}
+
+func isDigits(s string) bool {
+	for i := 0; i < len(s); i++ {
+		if s[i] < '0' || s[i] > '9' {
+			return false
+		}
+	}
+	return s != ""
 }
 
 // formatDuration writes a duration the way users type it: 30m, 2h, 1d,

@@ -74,6 +74,8 @@ func TestParseErrors(t *testing.T) {
 	for _, in := range []string{
 		"", "soon", "every", "every 10s", "every banana", "* * *", "0 9 * * * *", "61 * * * *",
 		"CRON_TZ=", "CRON_TZ=UTC", "TZ=UTC", "CRON_TZ=Nowhere/City 0 9 * * *", "0m", "2026-13-45T99:00",
+		// beyond time.Duration: refused, not wrapped around into another length
+		"1000000000", "every 1000000000", "106752d", "@every 0", "@every 30s", "every 99999999999h", "9999999999999999999m", "every 5124095576030431h",
 	} {
 		t.Run(in, func(t *testing.T) {
 			_, err := Parse(in, now, time.UTC)

@@ -152,7 +152,7 @@ func (s *Scheduler) tick(ctx context.Context) int {
 		return 0
 	}
 	for _, j := range skipped {
-		s.log.Warn("cron job missed its run while the gateway was down; skipped to the next one", "job", j.ID, "name", j.Name, "next_run_at", j.NextRunAt.Format(time.RFC3339))
+		s.log.Warn("cron job missed its run (the gateway was down, or its previous run outlasted the slot's grace); skipped to the next one", "job", j.ID, "name", j.Name, "next_run_at", j.NextRunAt.Format(time.RFC3339))
 	}
 	for _, c := range jobs {
 		s.sem <- struct{}{}

@@ -571,17 +571,8 @@ func TestRestartInTheMiddleOfARun(t *testing.T) {
 		e := newEnv(t)
 		j := e.add(NewJob{Name: "hourly", Prompt: "hourly", Schedule: "every 1h", Deliver: "telegram:1"})
 		time.Sleep(time.Hour)
-		// process A claims the 01:00 slot and dies before the run ends:
-		// its store is closed with the job marked running
-		stA, err := sessions.Open(e.st.Path())
-		if err != nil {
-			t.Fatal(err)
-		}
-		claimedA, _, err := NewJobs(stA, time.UTC, nil).claim(context.Background(), time.Now(), 4)
-		if err != nil || len(claimedA) != 1 {
-			t.Fatalf("claim: %v %v", claimedA, err)
-		}
-		stA.Close()
+		// process A claims the 01:00 slot and dies before the run ends
+		e.claimAndDie(claimOne)
 		time.Sleep(10 * time.Minute)
 
 		// process B starts at 01:10: the 01:00 slot is not fired again

@@ -313,7 +313,11 @@ type claimed struct {
 // running_since, so that no other claim — in this process, another
 // process, or this one after a crash — runs the same slot again. A
 // recurring job whose slot is older than its grace (the gateway was down)
-// is fast-forwarded to its next future slot without running.
+// is fast-forwarded to its next future slot without running. A job that is
+// running is neither claimed nor fast-forwarded: the SELECT leaves it out
+// (so it cannot take a free slot from a job that is due), and the UPDATE's
+// own guards are a second line should the two ever stop sharing one
+// transaction.
 func (j *Jobs) claim(ctx context.Context, now time.Time, limit int) (out []claimed, skipped []*Job, err error) {
 	err = j.st.Write(ctx, func(tx *sql.Tx) error {
 		out, skipped = out[:0], skipped[:0]
@@ -370,15 +374,20 @@ func (j *Jobs) claim(ctx context.Context, now time.Time, limit int) (out []claim
 	return out, skipped, nil
 }
 
-// claimNow takes one job for a run outside its schedule (herald cron run),
-// leaving next_run_at as it is. It fails if the job is running already.
+// claimNow takes one job for a run outside its schedule (herald cron run).
+// A recurring job keeps its next_run_at; a once job's run by hand is its
+// one run, so its next_run_at is cleared as a scheduled claim would, and a
+// crash during the run does not leave it to run again later. It fails if
+// the job is running already.
 func (j *Jobs) claimNow(ctx context.Context, id string, now time.Time) (*Job, error) {
 	job, err := j.Get(ctx, id)
 	if err != nil {
 		return nil, err
 	}
+	once := !job.Schedule.Recurring()
 	err = j.st.Write(ctx, func(tx *sql.Tx) error {
-		res, err := tx.Exec(`UPDATE cron_jobs SET running_since = ? WHERE id = ? AND running_since IS NULL`, ms(now), job.ID)
+		res, err := tx.Exec(`UPDATE cron_jobs SET running_since = ?, next_run_at = CASE WHEN ? THEN NULL ELSE next_run_at END
+			WHERE id = ? AND running_since IS NULL`, ms(now), once, job.ID)
 		if err != nil {
 			return err
 		}
@@ -391,6 +400,9 @@ func (j *Jobs) claimNow(ctx context.Context, id string, now time.Time) (*Job, er
 		return nil, fmt.Errorf("cron: run job: %w", err)
 	}
 	job.RunningSince = now
+	if once {
+		job.NextRunAt = time.Time{}
+	}
 	return job, nil
 }
 

@@ -23,6 +23,8 @@ import (
 
 	"github.com/google/shlex"
 	"go.yaml.in/yaml/v3"
+
+	"github.com/heraldgw/herald"
 )
 
 // DirHook is one hook directory as its HOOK.yaml describes it.
@@ -105,7 +107,7 @@ func readHookDir(dir string) (DirHook, []DirDiagnostic, bool) {
 	note := func(format string, a ...any) {
 		diags = append(diags, DirDiagnostic{Dir: dir, Msg: fmt.Sprintf(format, a...)})
 	}
-	b, err := os.ReadFile(filepath.Join(dir, "HOOK.yaml"))
+	b, err := herald.ReadRegularFile(filepath.Join(dir, "HOOK.yaml"))
 	if err != nil {
 		if errors.Is(err, fs.ErrNotExist) {
 			return skip("[hooks] Skipping %s: no HOOK.yaml", base)

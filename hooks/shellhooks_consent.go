@@ -15,6 +15,8 @@ import (
 	"strings"
 	"syscall"
 	"time"
+
+	"github.com/heraldgw/herald"
 )
 
 // AllowlistFile is the consent file's name in the herald home, the same
@@ -38,9 +40,10 @@ type allowlistDoc struct {
 	Approvals []Consented `json:"approvals"`
 }
 
-// Load reads the file; a missing or corrupt file is an empty allowlist.
+// Load reads the file; a missing or corrupt file, or one that is not a
+// regular file (never waited on), is an empty allowlist.
 func (a Allowlist) Load() []Consented {
-	b, err := os.ReadFile(a.Path)
+	b, err := herald.ReadRegularFile(a.Path)
 	if err != nil {
 		return nil
 	}

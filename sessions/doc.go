@@ -10,4 +10,6 @@
 //
 // The schema is versioned (table schema_version) and migrated forward on
 // Open; a database from a newer herald is refused rather than damaged.
+// Migrations run in one BEGIN IMMEDIATE transaction that reads the version
+// again, so any number of processes may open a new database at once.
 package sessions

@@ -90,16 +90,29 @@ func Open(path string) (*Store, error) {
 	return s, nil
 }
 
+// migrate brings the schema up to date. Several processes may open a new
+// home at once (herald commands started together), so the version is read
+// again, and the migrations run, inside one BEGIN IMMEDIATE transaction:
+// whoever takes the write lock first migrates, the others wait for it
+// (busy_timeout) and then find nothing left to do. An up-to-date database
+// is recognised without taking the lock.
 func migrate(db *sql.DB) error {
-	if _, err := db.Exec(`CREATE TABLE IF NOT EXISTS schema_version (version INTEGER NOT NULL)`); err != nil {
+	if v, err := schemaVersion(db); err == nil && v == len(migrations) {
+		return nil
+	}
+	tx, err := db.Begin() // BEGIN IMMEDIATE: the DSN sets _txlock
+	if err != nil {
+		return fmt.Errorf("migrate: begin: %w", err)
+	}
+	defer tx.Rollback()
+	if _, err := tx.Exec(`CREATE TABLE IF NOT EXISTS schema_version (version INTEGER NOT NULL)`); err != nil {
 		return fmt.Errorf("schema_version: %w", err)
 	}
-	var v int
-	err := db.QueryRow(`SELECT version FROM schema_version`).Scan(&v)
+	v, err := schemaVersion(tx)
 	switch {
 	case errors.Is(err, sql.ErrNoRows):
-		if _, err := db.Exec(`INSERT INTO schema_version(version) VALUES (0)`); err != nil {
-			return err
+		if _, err := tx.Exec(`INSERT INTO schema_version(version) VALUES (0)`); err != nil {
+			return fmt.Errorf("schema_version: %w", err)
 		}
 	case err != nil:
 		return fmt.Errorf("read schema version: %w", err)
@@ -107,24 +120,30 @@ func migrate(db *sql.DB) error {
 	if v > len(migrations) {
 		return fmt.Errorf("database schema version %d is newer than this herald understands (%d); refusing to touch it", v, len(migrations))
 	}
+	if v == len(migrations) {
+		return nil
+	}
 	for ; v < len(migrations); v++ {
-		tx, err := db.Begin()
-		if err != nil {
-			return err
-		}
 		if _, err := tx.Exec(migrations[v]); err != nil {
-			tx.Rollback()
-			return fmt.Errorf("migration %d: %w", v+1, err)
-		}
-		if _, err := tx.Exec(`UPDATE schema_version SET version = ?`, v+1); err != nil {
-			tx.Rollback()
-			return err
-		}
-		if err := tx.Commit(); err != nil {
 			return fmt.Errorf("migration %d: %w", v+1, err)
 		}
 	}
+	if _, err := tx.Exec(`UPDATE schema_version SET version = ?`, v); err != nil {
+		return fmt.Errorf("schema_version: %w", err)
+	}
+	if err := tx.Commit(); err != nil {
+		return fmt.Errorf("migration to %d: commit: %w", v, err)
+	}
 	return nil
+}
+
+// schemaVersion reads the version row; sql.ErrNoRows when there is none.
+func schemaVersion(q interface {
+	QueryRow(string, ...any) *sql.Row
+}) (int, error) {
+	var v int
+	err := q.QueryRow(`SELECT version FROM schema_version`).Scan(&v)
+	return v, err
 }
 
 // SchemaVersion returns the database's schema version.

@@ -16,6 +16,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"fmt"
 	"io"
 	"net/http"
 	"os"
@@ -50,10 +51,11 @@ type Gateway struct {
 	// Stdout and Stderr collect what the gateway printed.
 	Stdout, Stderr *Buffer
 
-	t      testing.TB
-	cancel context.CancelFunc
-	done   chan int
-	code   int
+	t        testing.TB
+	cancel   context.CancelFunc
+	done     chan int
+	stopOnce sync.Once
+	code     int
 }
 
 // Buffer is a goroutine-safe bytes.Buffer.
@@ -113,18 +115,19 @@ func Start(t testing.TB, o Options) *Gateway {
 	return g
 }
 
-// Stop stops the gateway (as Ctrl-C would) and returns its exit status.
+// Stop stops the gateway (as Ctrl-C would) and returns its exit status,
+// or -1 (and marks the test failed) if it does not stop within 30 s. It
+// may be called from any goroutine, and more than once.
 func (g *Gateway) Stop() int {
-	if g.cancel == nil {
-		return g.code
-	}
-	g.cancel()
-	g.cancel = nil
-	select {
-	case g.code = <-g.done:
-	case <-time.After(30 * time.Second):
-		g.t.Fatalf("gateway did not stop")
-	}
+	g.stopOnce.Do(func() {
+		g.cancel()
+		select {
+		case g.code = <-g.done:
+		case <-time.After(30 * time.Second):
+			g.t.Errorf("gateway did not stop within 30 s")
+			g.code = -1
+		}
+	})
 	return g.code
 }
 
@@ -163,10 +166,25 @@ type Message struct {
 }
 
 // Post sends a raw body with extra headers ("Host" sets the Host) and
-// returns the status code and decoded answer.
+// returns the status code and decoded answer. It fails the test on a
+// transport error or an answer that is not JSON, so call it from the test's
+// own goroutine; from any other goroutine use PostAsync.
 func (g *Gateway) Post(t testing.TB, body string, hdr map[string]string) (int, Response) {
 	t.Helper()
-	req, _ := http.NewRequest("POST", "http://"+g.Addr+"/v1/messages", strings.NewReader(body))
+	code, out, err := g.Request(body, hdr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return code, out
+}
+
+// Request is Post without a test: it returns what went wrong instead of
+// failing, so it may run on any goroutine.
+func (g *Gateway) Request(body string, hdr map[string]string) (int, Response, error) {
+	req, err := http.NewRequest("POST", "http://"+g.Addr+"/v1/messages", strings.NewReader(body))
+	if err != nil {
+		return 0, Response{}, err
+	}
 	req.Header.Set("Authorization", "Bearer "+g.Token)
 	for k, v := range hdr {
 		if k == "Host" {
@@ -177,15 +195,51 @@ func (g *Gateway) Post(t testing.TB, body string, hdr map[string]string) (int, R
 	}
 	res, err := http.DefaultClient.Do(req)
 	if err != nil {
-		t.Fatal(err)
+		return 0, Response{}, err
 	}
 	defer res.Body.Close()
 	var out Response
-	b, _ := io.ReadAll(res.Body)
-	if err := json.Unmarshal(b, &out); err != nil {
-		t.Fatalf("response %d is not JSON: %q", res.StatusCode, b)
+	b, err := io.ReadAll(res.Body)
+	if err != nil {
+		return res.StatusCode, out, fmt.Errorf("response %d: %w", res.StatusCode, err)
 	}
-	return res.StatusCode, out
+	if err := json.Unmarshal(b, &out); err != nil {
+		return res.StatusCode, out, fmt.Errorf("response %d is not JSON: %q", res.StatusCode, b)
+	}
+	return res.StatusCode, out, nil
+}
+
+// Pending is a POST /v1/messages under way on its own goroutine.
+type Pending struct {
+	done chan struct{}
+	code int
+	resp Response
+	err  error
+}
+
+// PostAsync sends body as Post does, on a goroutine of its own, and
+// returns at once; Wait collects the answer on the test's goroutine.
+func (g *Gateway) PostAsync(body string, hdr map[string]string) *Pending {
+	p := &Pending{done: make(chan struct{})}
+	go func() {
+		defer close(p.done)
+		p.code, p.resp, p.err = g.Request(body, hdr)
+	}()
+	return p
+}
+
+// Done is closed once the answer (or the error) has arrived.
+func (p *Pending) Done() <-chan struct{} { return p.done }
+
+// Wait waits for the answer and returns it, failing the test if the
+// request failed. Call it from the test's goroutine.
+func (p *Pending) Wait(t testing.TB) (int, Response) {
+	t.Helper()
+	<-p.done
+	if p.err != nil {
+		t.Fatal(p.err)
+	}
+	return p.code, p.resp
 }
 
 // Send posts m and fails the test unless the answer is 200.

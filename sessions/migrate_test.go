@@ -1,0 +1,107 @@
+package sessions
+
+import (
+	"bytes"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"sync"
+	"testing"
+)
+
+// envOpenHelper switches the test binary into a helper that opens the
+// store named by its value and exits: how the tests get separate processes
+// racing over one fresh database.
+const envOpenHelper = "HERALD_SESSIONS_TEST_OPEN"
+
+func TestMain(m *testing.M) {
+	if p := os.Getenv(envOpenHelper); p != "" {
+		s, err := Open(p)
+		if err != nil {
+			fmt.Fprintln(os.Stderr, err)
+			os.Exit(1)
+		}
+		if err := s.Close(); err != nil {
+			fmt.Fprintln(os.Stderr, err)
+			os.Exit(1)
+		}
+		os.Exit(0)
+	}
+	os.Exit(m.Run())
+}
+
+// checkMigrated opens p once more and checks it is at the latest version
+// with exactly one version row.
+func checkMigrated(t *testing.T, p string) {
+	t.Helper()
+	s, err := Open(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	v, err := s.SchemaVersion(t.Context())
+	if err != nil || v != len(migrations) {
+		t.Fatalf("schema version = %d, %v; want %d", v, err, len(migrations))
+	}
+	var rows int
+	if err := s.DB().QueryRowContext(t.Context(), `SELECT count(*) FROM schema_version`).Scan(&rows); err != nil || rows != 1 {
+		t.Fatalf("schema_version has %d rows (%v), want 1", rows, err)
+	}
+}
+
+// Many stores opened at once on a fresh path, each with its own
+// connections: every one opens, and the schema is migrated once.
+func TestConcurrentFirstOpen(t *testing.T) {
+	const n = 16
+	p := filepath.Join(t.TempDir(), "state.db")
+	start := make(chan struct{})
+	errs := make([]error, n)
+	var wg sync.WaitGroup
+	for i := range n {
+		wg.Go(func() {
+			<-start
+			s, err := Open(p)
+			if err != nil {
+				errs[i] = err
+				return
+			}
+			errs[i] = s.Close()
+		})
+	}
+	close(start)
+	wg.Wait()
+	for i, err := range errs {
+		if err != nil {
+			t.Errorf("open %d: %v", i, err)
+		}
+	}
+	checkMigrated(t, p)
+}
+
+// The same race between processes, as when several herald commands start
+// at once on a new home.
+func TestConcurrentFirstOpenProcesses(t *testing.T) {
+	const n = 8
+	p := filepath.Join(t.TempDir(), "state.db")
+	cmds := make([]*exec.Cmd, n)
+	outs := make([]*bytes.Buffer, n)
+	for i := range n {
+		cmd := exec.Command(os.Args[0], "-test.run=^$")
+		cmd.Env = append(os.Environ(), envOpenHelper+"="+p)
+		outs[i] = new(bytes.Buffer)
+		cmd.Stdout, cmd.Stderr = outs[i], outs[i]
+		cmds[i] = cmd
+	}
+	for i, cmd := range cmds {
+		if err := cmd.Start(); err != nil {
+			t.Fatalf("start %d: %v", i, err)
+		}
+	}
+	for i, cmd := range cmds {
+		if err := cmd.Wait(); err != nil {
+			t.Errorf("process %d: %v: %s", i, err, outs[i])
+		}
+	}
+	checkMigrated(t, p)
+}
