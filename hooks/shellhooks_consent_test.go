@@ -130,3 +130,79 @@ func TestConsentAcceptRecords(t *testing.T) {
 		}
 	}
 }
+
+// A malformed entry is skipped with a warning naming it; the others stay
+// approved, and a rewrite keeps the skipped entry as it was.
+func TestAllowlistMalformedEntry(t *testing.T) {
+	dir := t.TempDir()
+	good := writeScript(t, dir, "good.sh", "echo '{}'\n")
+	list := Allowlist{Path: filepath.Join(dir, AllowlistFile)}
+	if err := list.Approve(PreToolCallHook, good); err != nil {
+		t.Fatal(err)
+	}
+	b, _ := os.ReadFile(list.Path)
+	broken := strings.Replace(string(b), `"approvals": [`, `"approvals": [{"event":5}, `, 1)
+	if err := os.WriteFile(list.Path, []byte(broken), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	lr := newLogRecorder()
+	list.Log = lr.logger()
+	if _, ok := list.Find(PreToolCallHook, good); !ok {
+		t.Fatalf("a malformed neighbour wiped the approval of %s", good)
+	}
+	if lr.count("WARN", list.Path, "approvals[0] skipped", `{"event":5}`) == 0 {
+		t.Fatalf("no warning naming the entry; log:\n%s", lr)
+	}
+	other := writeScript(t, dir, "other.sh", "echo '{}'\n")
+	if err := list.Approve(PostToolCallHook, other); err != nil {
+		t.Fatal(err)
+	}
+	if _, ok := list.Find(PreToolCallHook, good); !ok {
+		t.Fatal("approving another hook dropped an existing approval")
+	}
+	if _, ok := list.Find(PostToolCallHook, other); !ok {
+		t.Fatal("the new approval is missing")
+	}
+	after, _ := os.ReadFile(list.Path)
+	if !strings.Contains(string(after), `"event": 5`) {
+		t.Fatalf("the malformed entry was lost on rewrite:\n%s", after)
+	}
+}
+
+// A file that cannot be read or parsed is never rewritten: Approve and
+// Revoke fail and say why; the file is left byte for byte.
+func TestAllowlistUnparsableNotRewritten(t *testing.T) {
+	for name, content := range map[string]string{
+		"not json":       `{"approvals": [`,
+		"not an object":  `[{"event":"pre_tool_call","command":"x"}]`,
+		"approvals typo": `{"approvals": {"event":"pre_tool_call"}}`,
+	} {
+		t.Run(name, func(t *testing.T) {
+			dir := t.TempDir()
+			list := Allowlist{Path: filepath.Join(dir, AllowlistFile), Log: newLogRecorder().logger()}
+			if err := os.WriteFile(list.Path, []byte(content), 0o600); err != nil {
+				t.Fatal(err)
+			}
+			err := list.Approve(PreToolCallHook, "/bin/true")
+			if err == nil || !strings.Contains(err.Error(), list.Path) || !strings.Contains(err.Error(), "not valid") {
+				t.Fatalf("Approve on a broken allowlist: %v", err)
+			}
+			if _, err := list.Revoke("/bin/true"); err == nil {
+				t.Fatal("Revoke on a broken allowlist succeeded")
+			}
+			if b, _ := os.ReadFile(list.Path); string(b) != content {
+				t.Fatalf("the file was rewritten: %q", b)
+			}
+		})
+	}
+	t.Run("unreadable", func(t *testing.T) {
+		dir := t.TempDir()
+		list := Allowlist{Path: filepath.Join(dir, AllowlistFile)}
+		if err := os.Mkdir(list.Path, 0o700); err != nil { // a directory: read fails
+			t.Fatal(err)
+		}
+		if err := list.Approve(PreToolCallHook, "/bin/true"); err == nil || !strings.Contains(err.Error(), "read the shell-hook allowlist") {
+			t.Fatalf("Approve over an unreadable allowlist: %v", err)
+		}
+	})
+}
