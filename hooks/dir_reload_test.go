@@ -2,9 +2,12 @@ package hooks
 
 import (
 	"context"
+	"log/slog"
 	"os"
 	"path/filepath"
 	"slices"
+	"strings"
+	"sync"
 	"testing"
 	"time"
 )
@@ -66,8 +69,12 @@ func TestDirHooksHotReload(t *testing.T) {
 		t.Fatal("a log file in the hook's directory reloaded it")
 	}
 
-	// removed
-	os.RemoveAll(filepath.Join(root, "a-new"))
+	// removed: renamed away in one step, as os.RemoveAll is not (a poll
+	// could see the directory without its HOOK.yaml)
+	gone := filepath.Join(t.TempDir(), "a-new")
+	if err := os.Rename(filepath.Join(root, "a-new"), gone); err != nil {
+		t.Fatal(err)
+	}
 	lr.waitLog(t, "hook removed", "hook=a-new")
 	if got := subNames(reg); !slices.Equal(got, []string{"b-first"}) {
 		t.Fatalf("subscribers after remove: %q", got)
@@ -86,6 +93,80 @@ func TestDirHooksHotReload(t *testing.T) {
 	}
 	os.WriteFile(filepath.Join(bad, "handler"), []byte("#!/bin/sh\n"), 0o755)
 	lr.waitLog(t, "Added hook 'c-broken'")
+}
+
+// A loaded hook whose directory stops holding a hook (HOOK.yaml deleted,
+// a handler gone) is unloaded, and the removal is logged.
+func TestDirHooksUnloadLogged(t *testing.T) {
+	root := t.TempDir()
+	h := writeHook(t, root, "x", map[string]string{
+		"HOOK.yaml": "name: guard\nevents: [command:*]\n",
+		"handler":   "#!/bin/sh\necho '{\"decision\":\"handled\",\"message\":\"x\"}'\n",
+	})
+	reg, d, lr := startDir(t, root, DirOptions{})
+	os.Remove(filepath.Join(h, "HOOK.yaml"))
+	d.Reload()
+	if lr.count("Skipping x: no HOOK.yaml") != 1 || lr.count("hook removed", "hook=guard") != 1 {
+		t.Fatalf("log:\n%s", lr)
+	}
+	if got := subNames(reg); len(got) != 0 {
+		t.Fatalf("subscribers: %q", got)
+	}
+}
+
+// blockingLog holds the first record whose message contains match until
+// release is closed: a log write that takes its time, as a slow disk or
+// a full stderr pipe would.
+type blockingLog struct {
+	slog.Handler
+	match   string
+	entered chan struct{}
+	release chan struct{}
+	once    sync.Once
+}
+
+func (b *blockingLog) Handle(ctx context.Context, r slog.Record) error {
+	if strings.Contains(r.Message, b.match) {
+		b.once.Do(func() { close(b.entered); <-b.release })
+	}
+	return b.Handler.Handle(ctx, r)
+}
+
+// A scan that is slow (here: its log write) keeps nobody waiting: the
+// hook list and Stop go ahead, and a scan that ends after Stop applies
+// nothing.
+func TestDirHooksScanHoldsNoLock(t *testing.T) {
+	root := t.TempDir()
+	writeHook(t, root, "a", map[string]string{"HOOK.yaml": "events: [command:*]\n", "handler": "#!/bin/sh\necho '{}'\n"})
+	bl := &blockingLog{Handler: newLogRecorder(), match: "Skipping b-broken", entered: make(chan struct{}), release: make(chan struct{})}
+	_, d, _ := startDir(t, root, DirOptions{Log: slog.New(bl)})
+	writeHook(t, root, "b-broken", map[string]string{"HOOK.yaml": "events: [command:*]\n"})
+	writeHook(t, root, "c-new", map[string]string{"HOOK.yaml": "events: [command:*]\n", "handler": "#!/bin/sh\necho '{}'\n"})
+	scanned := make(chan struct{})
+	go func() { defer close(scanned); d.Reload() }()
+	<-bl.entered
+	returns := func(what string, f func()) {
+		t.Helper()
+		done := make(chan struct{})
+		go func() { defer close(done); f() }()
+		select {
+		case <-done:
+		case <-time.After(10 * time.Second):
+			close(bl.release)
+			t.Fatalf("%s waited 10 s behind a directory scan", what)
+		}
+	}
+	returns("Hooks", func() {
+		if got := d.Hooks(); len(got) != 1 || got[0].Name != "a" {
+			t.Errorf("hooks during a scan: %+v", got)
+		}
+	})
+	returns("Stop", func() { d.Stop(context.Background()) })
+	close(bl.release)
+	<-scanned
+	if got := d.Hooks(); len(got) != 0 {
+		t.Fatalf("a scan that ended after Stop loaded %+v", got)
+	}
 }
 
 // A reloaded handler.py gets a fresh worker; the old one is stopped.
