@@ -485,9 +485,15 @@ func (s *subQueue) idle() bool { return s.pending.Load() == 0 }
 // Dropped returns how many events were dropped for full queues, per
 // subscriber name.
 func (r *Registry) Dropped() map[string]int64 {
+	return r.countBySub(func(s *sub) int64 { return s.dropped.Load() })
+}
+
+// countBySub sums a per-subscriber counter by subscriber name, leaving
+// out zeros.
+func (r *Registry) countBySub(count func(*sub) int64) map[string]int64 {
 	out := map[string]int64{}
 	for _, s := range r.snap.Load().subs {
-		if n := s.dropped.Load(); n > 0 {
+		if n := count(s); n > 0 {
 			out[s.Name] += n
 		}
 	}
@@ -704,13 +710,7 @@ func (r *Registry) abandon(s *sub, ev Event, c *goCall) {
 // Stuck returns, per subscriber name, how many of its Go callbacks were
 // abandoned at their deadline and have not returned yet.
 func (r *Registry) Stuck() map[string]int64 {
-	out := map[string]int64{}
-	for _, s := range r.snap.Load().subs {
-		if n := s.stuck.Load(); n > 0 {
-			out[s.Name] += n
-		}
-	}
-	return out
+	return r.countBySub(func(s *sub) int64 { return s.stuck.Load() })
 }
 
 // settle classifies and logs a finished call (p: a recovered panic, with
