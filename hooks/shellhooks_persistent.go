@@ -375,13 +375,6 @@ func (p *Persistent) Close() {
 	p.wg.Wait()
 }
 
-func clip400(s string) string {
-	if len(s) > 400 {
-		return s[:400]
-	}
-	return s
-}
-
 // Handler returns the registry handler for the persistent hook: the same
 // decisions, failures and warnings as a spawned one.
 func (p *Persistent) Handler() Handler {

@@ -155,6 +155,8 @@ func TestShellAnswers(t *testing.T) {
 		{"claude updatedInput maps back", `echo '{"hookSpecificOutput":{"updatedInput":{"file_path":"b.go"}}}'`, false, true, `{"action":"modify","args":{"path":"b.go"}}`},
 		{"exit 2 uses stderr", `echo "too dangerous" >&2; exit 2`, false, false, `{"action":"block","message":"too dangerous"}`},
 		{"exit 2 with json", `echo '{"action":"block","message":"json wins"}'; echo x >&2; exit 2`, false, false, `{"action":"block","message":"json wins"}`},
+		{"exit 2 stderr clipped to 400 characters", `printf 'x%.0s' $(seq 1000) >&2; exit 2`, false, false, `{"action":"block","message":"` + strings.Repeat("x", 400) + `"}`},
+		{"exit 2 stderr clipped between characters", `printf 'é%.0s' $(seq 500) >&2; exit 2`, false, false, `{"action":"block","message":"` + strings.Repeat("é", 400) + `"}`},
 		{"exit 2 silent", `exit 2`, false, false, `{"action":"block","message":"Blocked by shell hook."}`},
 		{"exit 1 with block still blocks", `echo '{"action":"block","message":"m"}'; exit 1`, false, false, `{"action":"block","message":"m"}`},
 		{"exit 1 no decision", `exit 1`, true, false, "err:exited with status 1"},
