@@ -206,3 +206,55 @@ func TestAllowlistUnparsableNotRewritten(t *testing.T) {
 		}
 	})
 }
+
+// FuzzAllowlist reads any allowlist file: it never panics; a file it
+// cannot read is an error and is left as it was; one it reads survives
+// an approval with every entry it held, readable or not.
+func FuzzAllowlist(f *testing.F) {
+	for _, s := range []string{
+		`{"approvals":[{"event":"pre_tool_call","command":"/x.sh","approved_at":"t","script_mtime_at_approval":null,"script_sha256":"ab"}]}`,
+		`{"approvals":[{"event":5},{"event":"pre_tool_call","command":"/y"}]}`,
+		`{"approvals":[]}`, `{}`, `{"approvals":null}`, `[]`, `{"approvals":[null,1,"s",[]]}`, ``, `{"approvals":[{"event":"a","command":"b","extra":{"k":[1]}}]} `,
+		`{"approvals":{"event":"x"}}`, `{"approvals":[{"event":"a","command":"b"}]}{"second":1}`,
+	} {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, content []byte) {
+		dir := t.TempDir()
+		list := Allowlist{Path: filepath.Join(dir, AllowlistFile), Log: newLogRecorder().logger()}
+		os.WriteFile(list.Path, content, 0o600)
+		before, err := list.read()
+		if err != nil {
+			if list.Approve(PreToolCallHook, "/fuzz") == nil {
+				t.Fatalf("approved over a file read() refuses: %v", err)
+			}
+			if b, _ := os.ReadFile(list.Path); string(b) != string(content) {
+				t.Fatal("an unreadable allowlist was rewritten")
+			}
+			return
+		}
+		if err := list.Approve(PreToolCallHook, "/fuzz"); err != nil {
+			t.Fatalf("approve over a readable file: %v", err)
+		}
+		after, err := list.read()
+		if err != nil {
+			t.Fatalf("the rewritten file does not read: %v", err)
+		}
+		if _, ok := Approvals(after.entries).Find(PreToolCallHook, "/fuzz"); !ok {
+			t.Fatal("the new approval is missing")
+		}
+		kept := 0
+		for _, e := range before.entries {
+			if e.Event == PreToolCallHook && e.Command == "/fuzz" {
+				continue // replaced
+			}
+			kept++
+			if _, ok := Approvals(after.entries).Find(e.Event, e.Command); !ok {
+				t.Fatalf("approval %+v lost", e)
+			}
+		}
+		if skipped := len(before.raw) - len(before.entries); len(after.raw) < kept+skipped+1 {
+			t.Fatalf("entries lost: %d raw before (%d readable), %d after", len(before.raw), len(before.entries), len(after.raw))
+		}
+	})
+}

@@ -45,6 +45,7 @@ func TestParseShellHooks(t *testing.T) {
   python: /usr/bin/python3
   command:status:
     - command: deny.sh
+    - command: "'unterminated"
 `))
 	if len(specs) != 4 {
 		t.Fatalf("specs = %+v", specs)
@@ -67,6 +68,8 @@ func TestParseShellHooks(t *testing.T) {
 		"will be ignored at runtime",
 		"fail_closed only applies to pre_tool_call",
 		"hooks.post_tool_call must be a list",
+		"hooks.on_session_start[0].timeout 0 is not positive; using 60",
+		`hooks.command:status[1]: command "'unterminated" cannot be parsed`,
 	} {
 		if !strings.Contains(all, want) {
 			t.Errorf("warnings lack %q:\n%s", want, all)
@@ -386,4 +389,40 @@ func TestShellPayloadNonObjectArgs(t *testing.T) {
 	if !strings.HasPrefix(string(b), `{"hook_event_name":"pre_tool_call","tool_name":"terminal","tool_input":null,"session_id":"p1","cwd":`) {
 		t.Fatalf("key order: %s", b)
 	}
+}
+
+// FuzzShellHooksConfig reads any hooks: block of config.yaml: it never
+// panics, every warning names config.yaml and a line, and every spec it
+// keeps names a known event, a command that splits, and a positive
+// timeout.
+func FuzzShellHooksConfig(f *testing.F) {
+	for _, s := range []string{
+		"pre_tool_call:\n  - command: /x.sh\n    matcher: terminal\n    timeout: 5\n",
+		"pre_tool_call:\n  - {command: \"~/g.sh --a\", fail_closed: true, persistent: true, concurrency: 2, dialect: claude}\n",
+		"PreToolUse:\n  - command: a\npython: /usr/bin/python3\n", "pre_tool_cal:\n  - command: a\n", "pre_llm_call: x\n",
+		"pre_tool_call:\n  - command: \"'unterminated\"\n", "pre_tool_call:\n  - matcher: \"([\"\n    command: a\n", "- a\n", "on_session_start:\n",
+		"pre_tool_call:\n  - command: a\n    timeout: -3\n  - 5\n  - command: [a]\n",
+	} {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, src []byte) {
+		var doc yaml.Node
+		if yaml.Unmarshal(src, &doc) != nil || len(doc.Content) == 0 {
+			return
+		}
+		specs, warns, _ := ParseShellHooks(doc.Content[0])
+		for _, w := range warns {
+			if !strings.HasPrefix(w, "config.yaml:") {
+				t.Fatalf("warning without its place: %q", w)
+			}
+		}
+		for _, s := range specs {
+			if !Known(s.Event) || s.Event == "*" || s.Timeout <= 0 {
+				t.Fatalf("kept a bad spec: %+v", s)
+			}
+			if _, err := SplitCommand(s.Command); err != nil {
+				t.Fatalf("kept a command that does not split: %+v: %v", s, err)
+			}
+		}
+	})
 }
