@@ -87,8 +87,8 @@ func TestUnapprovedHooks(t *testing.T) {
 	script := writeScript(t, dir, "guard.sh", "touch "+marker+"\necho '{}'\n")
 	sh := &ShellHooks{Registry: reg, Runner: &ShellRunner{Environ: os.Environ()}, Consent: &Consent{List: Allowlist{Path: filepath.Join(dir, AllowlistFile)}}}
 	res := sh.Register([]ShellSpec{
-		{Event: PreLLMCallHook, Command: script, Timeout: time.Second},
-		{Event: PreToolCallHook, Command: script, Timeout: time.Second, FailClosed: true},
+		{Event: PreLLMCallHook, Command: script, Timeout: time.Minute},
+		{Event: PreToolCallHook, Command: script, Timeout: time.Minute, FailClosed: true},
 	})
 	if res[0].Running || res[0].Blocker || !strings.Contains(res[0].Warning, "herald hooks allow") {
 		t.Fatalf("unapproved hook: %+v", res[0])
