@@ -25,8 +25,8 @@ import (
 var persistentBackoff = []time.Duration{0, 100 * time.Millisecond, 500 * time.Millisecond, 2 * time.Second, 5 * time.Second}
 
 // Persistent runs one persistent shell hook: Concurrency processes, each
-// serving one request at a time. Run owns the processes; Call hands a
-// payload to an idle one.
+// serving one request at a time. A Call takes an idle one (starting its
+// process if need be) and hands it back; Close stops them all.
 type Persistent struct {
 	spec   ShellSpec
 	runner *ShellRunner
