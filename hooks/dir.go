@@ -9,6 +9,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"log/slog"
 	"os"
@@ -19,6 +20,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"syscall"
 	"time"
 
 	"github.com/google/shlex"
@@ -105,7 +107,7 @@ func readHookDir(dir string) (DirHook, []DirDiagnostic, bool) {
 	note := func(format string, a ...any) {
 		diags = append(diags, DirDiagnostic{Dir: dir, Msg: fmt.Sprintf(format, a...)})
 	}
-	b, err := os.ReadFile(filepath.Join(dir, "HOOK.yaml"))
+	b, err := readManifest(filepath.Join(dir, "HOOK.yaml"))
 	if err != nil {
 		if errors.Is(err, fs.ErrNotExist) {
 			return skip("[hooks] Skipping %s: no HOOK.yaml", base)
@@ -188,6 +190,32 @@ func readHookDir(dir string) (DirHook, []DirDiagnostic, bool) {
 		return skip("[hooks] Skipping %s: %s is not executable (chmod +x it, or name it in HOOK.yaml's command:)", h.Name, strings.Join(notExec, ", "))
 	}
 	return skip("[hooks] Skipping %s: no handler.py, no executable handler and no command: in HOOK.yaml", h.Name)
+}
+
+// maxManifest bounds a HOOK.yaml; a real one is a few lines.
+const maxManifest = 1 << 20
+
+// readManifest reads a HOOK.yaml that is a regular file of at most
+// maxManifest bytes. It is opened without blocking, so a FIFO (or a
+// device) in its place is refused instead of stalling every scan.
+func readManifest(p string) ([]byte, error) {
+	f, err := os.OpenFile(p, os.O_RDONLY|syscall.O_NONBLOCK, 0)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	st, err := f.Stat()
+	if err != nil {
+		return nil, err
+	}
+	if !st.Mode().IsRegular() {
+		return nil, fmt.Errorf("HOOK.yaml is not a regular file (%s)", st.Mode().Type())
+	}
+	b, err := io.ReadAll(io.LimitReader(f, maxManifest+1))
+	if err == nil && len(b) > maxManifest {
+		err = fmt.Errorf("HOOK.yaml is over %d bytes", maxManifest)
+	}
+	return b, err
 }
 
 func stringList(n *yaml.Node) ([]string, error) {
