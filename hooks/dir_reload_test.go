@@ -20,6 +20,31 @@ func subNames(reg *Registry) []string {
 	return out
 }
 
+// addHook makes a hook directory elsewhere and renames it into root, so a
+// poll sees it whole or not at all.
+func addHook(t *testing.T, root, dir string, files map[string]string) string {
+	t.Helper()
+	made := writeHook(t, t.TempDir(), dir, files)
+	if err := os.Rename(made, filepath.Join(root, dir)); err != nil {
+		t.Fatal(err)
+	}
+	return filepath.Join(root, dir)
+}
+
+// replaceFile gives path new content and modification time in one step
+// (a rename), so a poll never sees it half written.
+func replaceFile(t *testing.T, path, content string, mtime time.Time) {
+	t.Helper()
+	tmp := path + ".new"
+	if err := os.WriteFile(tmp, []byte(content), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	os.Chtimes(tmp, mtime, mtime)
+	if err := os.Rename(tmp, path); err != nil {
+		t.Fatal(err)
+	}
+}
+
 // A new, edited or removed hook directory takes effect without a
 // restart, and each change is logged.
 func TestDirHooksHotReload(t *testing.T) {
@@ -35,7 +60,7 @@ func TestDirHooksHotReload(t *testing.T) {
 	defer func() { cancel(); <-done }()
 
 	// added: and placed before b-first, alphabetically
-	writeHook(t, root, "a-new", map[string]string{
+	addHook(t, root, "a-new", map[string]string{
 		"HOOK.yaml": "events: [command:*]\n",
 		"handler":   "#!/bin/sh\necho '{\"decision\":\"handled\",\"message\":\"a\"}'\n",
 	})
@@ -46,16 +71,14 @@ func TestDirHooksHotReload(t *testing.T) {
 
 	// edited: a-new stops listening to commands; it keeps its place
 	hy := filepath.Join(root, "a-new", "HOOK.yaml")
-	os.WriteFile(hy, []byte("events: [agent:start]\n"), 0o644)
 	future := time.Now().Add(2 * time.Second)
-	os.Chtimes(hy, future, future)
+	replaceFile(t, hy, "events: [agent:start]\n", future)
 	lr.waitLog(t, "Reloaded hook 'a-new' for events: [agent:start]")
 	if got := cmdReply(t, reg, "x").Reply; got != "b" {
 		t.Fatalf("after edit: %q", got)
 	}
-	os.WriteFile(hy, []byte("events: [command:*, agent:start]\n"), 0o644)
 	future = future.Add(2 * time.Second)
-	os.Chtimes(hy, future, future)
+	replaceFile(t, hy, "events: [command:*, agent:start]\n", future)
 	lr.waitLog(t, "Reloaded hook 'a-new' for events: [command:* agent:start]")
 	if got := cmdReply(t, reg, "x").Reply; got != "a" {
 		t.Fatalf("a reloaded hook lost its alphabetical place: %q", got)
@@ -84,7 +107,7 @@ func TestDirHooksHotReload(t *testing.T) {
 	}
 
 	// a broken directory is said once, and loads once fixed
-	bad := writeHook(t, root, "c-broken", map[string]string{"HOOK.yaml": "events: [command:*]\n"})
+	bad := addHook(t, root, "c-broken", map[string]string{"HOOK.yaml": "events: [command:*]\n"})
 	lr.waitLog(t, "Skipping c-broken")
 	d.Reload()
 	d.Reload()
