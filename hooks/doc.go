@@ -16,7 +16,8 @@
 //     a plugin's on_session_start runs before its pre_llm_call. Go
 //     callbacks run one after another, each on its own goroutine with a
 //     context.WithTimeout context: one that ignores its context is
-//     abandoned at the deadline (the call counts as timed out; its
+//     abandoned at the deadline, after a 100 ms grace to notice it (the
+//     call counts as timed out; its
 //     goroutine is left to finish, logged once per hook and counted by
 //     Stuck). Out-of-process subscribers run concurrently and their
 //     answers are combined in declared order: Go plugins, directory
@@ -29,7 +30,9 @@
 //   - Persistent shell hooks get each request written under the call's
 //     deadline and context: a hook that does not read its input is killed
 //     (its process group) and restarted on the next call. No lock is held
-//     across a spawn, a restart backoff or a directory scan.
+//     across a spawn, a restart backoff or a directory scan, and a scan
+//     never blocks on a HOOK.yaml (one that is not a regular file is
+//     refused).
 //   - Close drains every queue, bounded by its context.
 //
 // Each point has a typed payload (payloads.go) and, for interceptors, a

@@ -652,10 +652,14 @@ type goCall struct {
 	done  chan struct{}
 }
 
+// abandonGrace is how long a Go callback has, once its context is done,
+// to notice and return before it is abandoned.
+const abandonGrace = 100 * time.Millisecond
+
 // callGo runs one Go callback on its own goroutine and waits for it at
-// most until its deadline (or ctx's end). A callback still running then
-// is abandoned: the call counts as timed out, and the goroutine, left to
-// finish on its own, is logged once per hook.
+// most until its deadline (or ctx's end), plus abandonGrace. A callback
+// still running then is abandoned: the call counts as timed out, and the
+// goroutine, left to finish on its own, is logged once per hook.
 func (r *Registry) callGo(ctx context.Context, s *sub, ev Event, a *Answer) {
 	a.Hook, a.Attach, a.FailClosed = s.Name, s.Attach, s.FailClosed
 	ctx, cancel := context.WithTimeout(ctx, s.Timeout)
@@ -677,9 +681,11 @@ func (r *Registry) callGo(ctx context.Context, s *sub, ev Event, a *Answer) {
 	select {
 	case <-c.done:
 	case <-ctx.Done():
+		grace := time.NewTimer(abandonGrace)
 		select {
-		case <-c.done: // it answered as the deadline came: take the answer
-		default:
+		case <-c.done: // it honoured its context: an overrun, not a leak
+			grace.Stop()
+		case <-grace.C:
 			a.Elapsed = time.Since(start)
 			a.TimedOut = true
 			a.Err = fmt.Errorf("no answer within %s (%w)", s.Timeout, ctx.Err())
