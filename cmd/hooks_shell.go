@@ -43,7 +43,7 @@ func (a *app) shellSpecs(logIt bool) []hooks.ShellSpec {
 }
 
 func (a *app) allowlist() hooks.Allowlist {
-	return hooks.Allowlist{Path: filepath.Join(a.home, hooks.AllowlistFile)}
+	return hooks.Allowlist{Path: filepath.Join(a.home, hooks.AllowlistFile), Log: a.log}
 }
 
 func (a *app) shellRunner() *hooks.ShellRunner {
@@ -95,7 +95,7 @@ func listShellHooks(ctx context.Context, e *env, a *app) error {
 		fmt.Fprintln(e.stdout, "No shell hooks configured in config.yaml.")
 		return nil
 	}
-	list := a.allowlist()
+	list := hooks.Approvals(a.allowlist().Load())
 	fmt.Fprintf(e.stdout, "Configured shell hooks (%d total):\n", len(specs))
 	for _, ev := range hooks.SortedEvents(specs) {
 		fmt.Fprintf(e.stdout, "  [%s]\n", ev)
@@ -305,7 +305,7 @@ func hooksDoctor(ctx context.Context, e *env, args []string) error {
 		fmt.Fprintln(e.stdout, "No shell hooks configured in config.yaml.")
 		return nil
 	}
-	list, runner := a.allowlist(), a.shellRunner()
+	list, runner := hooks.Approvals(a.allowlist().Load()), a.shellRunner()
 	problems := 0
 	for _, s := range specs {
 		fmt.Fprintf(e.stdout, "%s [%s]\n", s.Command, s.Event)

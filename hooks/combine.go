@@ -57,10 +57,8 @@ func (r *Registry) PreToolCall(ctx context.Context, p *PreToolCall) ToolDecision
 			}
 		}
 	})
-	if !blocked && out.Action == "approve" && len(out.Args) > 0 {
-		// approval is asked on the modified arguments
-		return out
-	}
+	// approve with modify: the action stays "approve" and Args carries the
+	// merged changes, so a person is asked about the modified call
 	return out
 }
 

@@ -53,6 +53,12 @@ func TestCombinePreToolCall(t *testing.T) {
 		{name: "a block after a modify still blocks",
 			answers: []any{&ToolDecision{Action: "modify", Args: map[string]any{"a": 1}}, Block("stop")},
 			want:    ToolDecision{Action: "block", Message: "stop"}},
+		{name: "approve after a modify asks about the modified call",
+			answers: []any{&ToolDecision{Action: "modify", Args: map[string]any{"a": 1}}, &ToolDecision{Action: "approve", Message: "sure?"}},
+			want:    ToolDecision{Action: "approve", Message: "sure?", Args: map[string]any{"a": 1}}},
+		{name: "modify after an approve still asks, about the modified call",
+			answers: []any{&ToolDecision{Action: "approve", Message: "sure?"}, &ToolDecision{Action: "modify", Args: map[string]any{"a": 1}}},
+			want:    ToolDecision{Action: "approve", Message: "sure?", Args: map[string]any{"a": 1}}},
 		{name: "approve asks a person", answers: []any{&ToolDecision{Action: "approve", Message: "sure?"}}, want: ToolDecision{Action: "approve", Message: "sure?"}},
 		{name: "a wire block without message gets the default", answers: []any{&ToolDecision{Action: "block"}}, want: ToolDecision{Action: "block", Message: DefaultBlockMessage}},
 	}

@@ -9,6 +9,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"log/slog"
 	"os"
@@ -19,12 +20,12 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"syscall"
 	"time"
 
 	"github.com/google/shlex"
 	"go.yaml.in/yaml/v3"
 
-	"github.com/heraldgw/herald"
 )
 
 // DirHook is one hook directory as its HOOK.yaml describes it.
@@ -107,7 +108,7 @@ func readHookDir(dir string) (DirHook, []DirDiagnostic, bool) {
 	note := func(format string, a ...any) {
 		diags = append(diags, DirDiagnostic{Dir: dir, Msg: fmt.Sprintf(format, a...)})
 	}
-	b, err := herald.ReadRegularFile(filepath.Join(dir, "HOOK.yaml"))
+	b, err := readManifest(filepath.Join(dir, "HOOK.yaml"))
 	if err != nil {
 		if errors.Is(err, fs.ErrNotExist) {
 			return skip("[hooks] Skipping %s: no HOOK.yaml", base)
@@ -190,6 +191,32 @@ func readHookDir(dir string) (DirHook, []DirDiagnostic, bool) {
 		return skip("[hooks] Skipping %s: %s is not executable (chmod +x it, or name it in HOOK.yaml's command:)", h.Name, strings.Join(notExec, ", "))
 	}
 	return skip("[hooks] Skipping %s: no handler.py, no executable handler and no command: in HOOK.yaml", h.Name)
+}
+
+// maxManifest bounds a HOOK.yaml; a real one is a few lines.
+const maxManifest = 1 << 20
+
+// readManifest reads a HOOK.yaml that is a regular file of at most
+// maxManifest bytes. It is opened without blocking, so a FIFO (or a
+// device) in its place is refused instead of stalling every scan.
+func readManifest(p string) ([]byte, error) {
+	f, err := os.OpenFile(p, os.O_RDONLY|syscall.O_NONBLOCK, 0)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	st, err := f.Stat()
+	if err != nil {
+		return nil, err
+	}
+	if !st.Mode().IsRegular() {
+		return nil, fmt.Errorf("HOOK.yaml is not a regular file (%s)", st.Mode().Type())
+	}
+	b, err := io.ReadAll(io.LimitReader(f, maxManifest+1))
+	if err == nil && len(b) > maxManifest {
+		err = fmt.Errorf("HOOK.yaml is over %d bytes", maxManifest)
+	}
+	return b, err
 }
 
 func stringList(n *yaml.Node) ([]string, error) {
@@ -377,12 +404,19 @@ type DirHooks struct {
 	o   DirOptions
 	log *slog.Logger
 
-	mu     sync.Mutex
-	loaded map[string]*loadedDir // by directory
-	failed map[string]string     // directory → fingerprint of a skipped one, said once
-	wg     sync.WaitGroup        // workers and drains
-	ctx    context.Context       // workers' context: ends at Stop, not with the gateway's
-	cancel context.CancelFunc
+	// scan serialises Load, Reload and the poll: it is held across the
+	// directory reads, and no turn ever waits on it.
+	scan sync.Mutex
+	// mu guards loaded, failed and stopped; it is never held across file
+	// I/O, a spawn or a log write, so Hooks and Stop are never kept
+	// waiting behind a slow directory.
+	mu      sync.Mutex
+	loaded  map[string]*loadedDir // by directory
+	failed  map[string]string     // directory → fingerprint of a skipped one, said once
+	stopped bool
+	wg      sync.WaitGroup  // workers and drains
+	ctx     context.Context // workers' context: ends at Stop, not with the gateway's
+	cancel  context.CancelFunc
 }
 
 type loadedDir struct {
@@ -416,20 +450,14 @@ func NewDirHooks(reg *Registry, o DirOptions) *DirHooks {
 // Load discovers every hook directory and subscribes it, in alphabetical
 // order. Problems are logged, naming the directory; none is an error.
 func (d *DirHooks) Load() []DirHook {
-	d.mu.Lock()
-	defer d.mu.Unlock()
-	d.syncLocked(true)
-	return d.hooksLocked()
+	d.sync(true)
+	return d.Hooks()
 }
 
 // Hooks lists the loaded hooks in alphabetical order of directory.
 func (d *DirHooks) Hooks() []DirHook {
 	d.mu.Lock()
 	defer d.mu.Unlock()
-	return d.hooksLocked()
-}
-
-func (d *DirHooks) hooksLocked() []DirHook {
 	dirs := make([]string, 0, len(d.loaded))
 	for k := range d.loaded {
 		dirs = append(dirs, k)
@@ -457,85 +485,131 @@ func (d *DirHooks) Run(ctx context.Context) error {
 		case <-ctx.Done():
 			return nil
 		case <-t.C:
-			d.mu.Lock()
-			d.syncLocked(false)
-			d.mu.Unlock()
+			d.sync(false)
 		}
 	}
 }
 
 // Reload applies what changed on disk now (Run does it every poll).
-func (d *DirHooks) Reload() {
-	d.mu.Lock()
-	defer d.mu.Unlock()
-	d.syncLocked(false)
+func (d *DirHooks) Reload() { d.sync(false) }
+
+// dirState is one hook directory as a scan found it: its fingerprint
+// and, when it changed, what reading it gave.
+type dirState struct {
+	dir, fp string
+	read    bool // readHookDir ran (the directory is new or changed)
+	hook    DirHook
+	ok      bool
+	python  string // the interpreter, for a handler.py hook
 }
 
-// syncLocked brings subscriptions in line with the directories.
-func (d *DirHooks) syncLocked(initial bool) {
+// sync brings subscriptions in line with the directories: it reads them
+// with no lock held, then applies the changes under d.mu, then logs.
+func (d *DirHooks) sync(initial bool) {
+	d.scan.Lock()
+	defer d.scan.Unlock()
 	entries, err := os.ReadDir(d.o.Root)
 	if err != nil && !errors.Is(err, fs.ErrNotExist) {
 		d.log.Warn("[hooks] cannot read the hooks directory", "dir", d.o.Root, "err", err)
 		return
 	}
-	present := map[string]string{} // dir → fingerprint
-	var order []string
+	d.mu.Lock()
+	known := make(map[string]string, len(d.loaded)) // dir → fingerprint, loaded or said-once failed
+	for dir, l := range d.loaded {
+		known[dir] = l.fp
+	}
+	for dir, fp := range d.failed {
+		if _, ok := known[dir]; !ok && !initial {
+			known[dir] = fp
+		}
+	}
+	d.mu.Unlock()
+	var found []dirState
 	for _, e := range entries {
 		dir := filepath.Join(d.o.Root, e.Name())
 		if st, err := os.Stat(dir); err != nil || !st.IsDir() {
 			continue
 		}
-		present[dir] = fingerprint(dir)
-		order = append(order, dir)
-	}
-	sort.Strings(order)
-	for dir, l := range d.loaded {
-		if _, ok := present[dir]; !ok {
-			d.log.Info("[hooks] hook removed", "hook", l.hook.Name, "dir", dir)
-			d.unloadLocked(dir)
-		}
-	}
-	for _, dir := range order {
-		fp := present[dir]
-		l, had := d.loaded[dir]
-		if had && l.fp == fp {
-			continue
-		}
-		if !had && !initial {
-			if prev, seen := d.failed[dir]; seen && prev == fp {
-				continue // still the same broken directory: said once already
+		ds := dirState{dir: dir, fp: fingerprint(dir)}
+		if fp, ok := known[dir]; !ok || fp != ds.fp {
+			ds.read = true
+			var diags []DirDiagnostic
+			ds.hook, diags, ds.ok = readHookDir(dir)
+			for _, dg := range diags {
+				d.log.Warn(dg.Msg, "dir", dir)
+			}
+			if ds.ok && ds.hook.Kind == "python" {
+				if ds.python, err = d.python(); err != nil {
+					d.log.Warn(fmt.Sprintf("[hooks] Skipping %s: %v", ds.hook.Name, err), "hook", ds.hook.Name, "dir", dir)
+					ds.ok = false
+				}
 			}
 		}
-		h, diags, ok := readHookDir(dir)
-		for _, dg := range diags {
-			d.log.Warn(dg.Msg, "dir", dir)
-		}
-		if had {
+		found = append(found, ds)
+	}
+	sort.Slice(found, func(i, j int) bool { return found[i].dir < found[j].dir })
+	d.mu.Lock()
+	logs := d.applyLocked(found, initial)
+	d.mu.Unlock()
+	for _, l := range logs {
+		l()
+	}
+}
+
+// applyLocked subscribes, replaces and removes hooks as the scan found
+// them; it returns the log lines to write once d.mu is released.
+func (d *DirHooks) applyLocked(found []dirState, initial bool) (logs []func()) {
+	if d.stopped {
+		return nil
+	}
+	present := make(map[string]bool, len(found))
+	for _, ds := range found {
+		present[ds.dir] = true
+	}
+	for dir, l := range d.loaded {
+		if !present[dir] {
+			logs = append(logs, func() { d.log.Info("[hooks] hook removed", "hook", l.hook.Name, "dir", dir) })
 			d.unloadLocked(dir)
 		}
-		if !ok {
-			d.markFailed(dir, fp)
+	}
+	for _, ds := range found {
+		if !ds.read {
 			continue
 		}
-		if !d.loadLocked(h, fp) {
-			d.markFailed(dir, fp)
+		prev, had := d.loaded[ds.dir]
+		if had {
+			d.unloadLocked(ds.dir)
+		}
+		if !ds.ok {
+			d.markFailed(ds.dir, ds.fp)
+			if had {
+				name := prev.hook.Name
+				logs = append(logs, func() {
+					d.log.Info("[hooks] hook removed: its directory no longer holds a hook that loads", "hook", name, "dir", ds.dir)
+				})
+			}
 			continue
 		}
-		delete(d.failed, dir)
+		d.loadLocked(ds.hook, ds.fp, ds.python)
+		delete(d.failed, ds.dir)
+		verb := "Added"
 		switch {
 		case initial:
-			d.log.Info(fmt.Sprintf("[hooks] Loaded hook '%s' for events: %v", h.Name, h.Events), "hook", h.Name, "dir", dir, "kind", h.Kind)
+			verb = "Loaded"
 		case had:
-			d.log.Info(fmt.Sprintf("[hooks] Reloaded hook '%s' for events: %v", h.Name, h.Events), "hook", h.Name, "dir", dir, "kind", h.Kind)
-		default:
-			d.log.Info(fmt.Sprintf("[hooks] Added hook '%s' for events: %v", h.Name, h.Events), "hook", h.Name, "dir", dir, "kind", h.Kind)
+			verb = "Reloaded"
 		}
+		h := ds.hook
+		logs = append(logs, func() {
+			d.log.Info(fmt.Sprintf("[hooks] %s hook '%s' for events: %v", verb, h.Name, h.Events), "hook", h.Name, "dir", h.Dir, "kind", h.Kind)
+		})
 	}
 	for dir := range d.failed {
-		if _, ok := present[dir]; !ok {
+		if !present[dir] {
 			delete(d.failed, dir)
 		}
 	}
+	return logs
 }
 
 func (d *DirHooks) markFailed(dir, fp string) {
@@ -545,7 +619,7 @@ func (d *DirHooks) markFailed(dir, fp string) {
 	d.failed[dir] = fp
 }
 
-func (d *DirHooks) loadLocked(h DirHook, fp string) bool {
+func (d *DirHooks) loadLocked(h DirHook, fp, python string) {
 	if h.Timeout <= 0 {
 		h.Timeout = DefaultDirTimeout
 	}
@@ -554,12 +628,7 @@ func (d *DirHooks) loadLocked(h DirHook, fp string) bool {
 	var handler Handler
 	switch h.Kind {
 	case "python":
-		py, err := d.python()
-		if err != nil {
-			d.log.Warn(fmt.Sprintf("[hooks] Skipping %s: %v", h.Name, err), "hook", h.Name, "dir", h.Dir)
-			return false
-		}
-		l.worker = newPyWorker(h, py, env, d.log, d.o.MinBackoff, d.o.MaxBackoff)
+		l.worker = newPyWorker(h, python, env, d.log, d.o.MinBackoff, d.o.MaxBackoff)
 		d.wg.Add(1)
 		go func() {
 			defer d.wg.Done()
@@ -588,7 +657,6 @@ func (d *DirHooks) loadLocked(h DirHook, fp string) bool {
 		}
 	}()
 	d.loaded[h.Dir] = l
-	return true
 }
 
 func (d *DirHooks) unloadLocked(dir string) {
@@ -604,6 +672,7 @@ func (d *DirHooks) unloadLocked(dir string) {
 // workers.
 func (d *DirHooks) Stop(ctx context.Context) {
 	d.mu.Lock()
+	d.stopped = true // a scan under way applies nothing
 	var waits []chan struct{}
 	for dir, l := range d.loaded {
 		waits = append(waits, l.done)

@@ -5,6 +5,7 @@ import (
 	"path/filepath"
 	"reflect"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 )
@@ -167,5 +168,39 @@ func TestDirHooksLoadLogs(t *testing.T) {
 	}
 	if lr.count(`unknown event "agent:typo"`, `did you mean "agent:step"?`) != 1 {
 		t.Fatalf("log:\n%s", lr)
+	}
+}
+
+// A FIFO or an oversized file as HOOK.yaml is refused, naming the
+// directory, instead of stalling the scan (and with it hot reload and
+// shutdown).
+func TestHookYAMLNotRegular(t *testing.T) {
+	root := t.TempDir()
+	fifo := filepath.Join(root, "fifo")
+	os.Mkdir(fifo, 0o755)
+	if err := syscall.Mkfifo(filepath.Join(fifo, "HOOK.yaml"), 0o644); err != nil {
+		t.Skip("no FIFOs here:", err)
+	}
+	big := writeHook(t, root, "big", map[string]string{"handler": "#!/bin/sh\n"})
+	os.WriteFile(filepath.Join(big, "HOOK.yaml"), []byte("events: [command:*]\n#"+strings.Repeat("x", maxManifest)), 0o644)
+	type found struct {
+		hooks []DirHook
+		diags []DirDiagnostic
+	}
+	done := make(chan found, 1)
+	go func() { h, d := DiscoverDir(root); done <- found{h, d} }()
+	var got found
+	select {
+	case got = <-done:
+	case <-time.After(10 * time.Second):
+		t.Fatal("a FIFO as HOOK.yaml stalls the scan")
+	}
+	if len(got.hooks) != 0 || len(got.diags) != 2 {
+		t.Fatalf("hooks %+v, diagnostics %+v", got.hooks, got.diags)
+	}
+	for i, want := range []string{"big: HOOK.yaml is over", "fifo: HOOK.yaml is not a regular file"} {
+		if d := got.diags[i]; !d.Skipped || !strings.Contains(d.Msg, want) {
+			t.Errorf("diagnostic %d = %+v, want %q", i, d, want)
+		}
 	}
 }

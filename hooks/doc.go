@@ -9,19 +9,30 @@
 //     bounded queue and goroutine, so it sees events in the order they
 //     were emitted, and a slow or broken subscriber delays nobody else. A
 //     full queue drops the event; drops are counted (Dropped) and logged.
-//   - Call (interceptor points) is awaited. Before a subscriber's
-//     interceptor runs, that subscriber's queued observer events are
-//     delivered, so a plugin's on_session_start runs before its
-//     pre_llm_call. Go callbacks run on the caller's goroutine with a
-//     deadline context (no goroutine per call) and are expected to honour
-//     it; out-of-process subscribers run concurrently and their answers
-//     are combined in declared order: Go plugins, directory hooks, shell
-//     hooks; within a kind, exact names before "base:*" wildcards, then
-//     registration order.
+//   - Call (interceptor points) is awaited, never past a subscriber's
+//     timeout (Go: 30 s, others: 60 s, unless set) nor past the caller's
+//     context. Before a subscriber's interceptor runs, that subscriber's
+//     queued observer events are delivered (within the same timeout), so
+//     a plugin's on_session_start runs before its pre_llm_call. Go
+//     callbacks run one after another, each on its own goroutine with a
+//     context.WithTimeout context: one that ignores its context is
+//     abandoned at the deadline, after a 100 ms grace to notice it (the
+//     call counts as timed out; its
+//     goroutine is left to finish, logged once per hook and counted by
+//     Stuck). Out-of-process subscribers run concurrently and their
+//     answers are combined in declared order: Go plugins, directory
+//     hooks, shell hooks; within a kind, exact names before "base:*"
+//     wildcards, then registration order.
 //   - A panic, error or overrun in any hook is recovered and logged with
 //     the hook's name. Interceptors fail open with a warning, except that a
 //     Go pre_tool_call that panics or overruns, and any fail_closed
 //     subscriber that fails, blocks the tool call.
+//   - Persistent shell hooks get each request written under the call's
+//     deadline and context: a hook that does not read its input is killed
+//     (its process group) and restarted on the next call. No lock is held
+//     across a spawn, a restart backoff or a directory scan, and a scan
+//     never blocks on a HOOK.yaml (one that is not a regular file is
+//     refused).
 //   - Close drains every queue, bounded by its context.
 //
 // Each point has a typed payload (payloads.go) and, for interceptors, a

@@ -41,8 +41,7 @@ func (a Attach) String() string {
 type Event struct {
 	Name    string
 	Payload any
-	// Time is when the event was emitted (read from the monotonic clock
-	// against the wall clock at start).
+	// Time is when the event was emitted.
 	Time time.Time
 }
 
@@ -101,6 +100,10 @@ type sub struct {
 
 	dropped atomic.Int64
 	lastLog atomic.Int64
+	// stuck counts Go interceptor calls abandoned at their deadline whose
+	// callback has not returned; the first is logged.
+	stuck  atomic.Int64
+	leaked atomic.Bool
 }
 
 // subQueue is the observer queue of one subscriber, or of a group. It is a
@@ -149,8 +152,6 @@ type Registry struct {
 	// current snapshot and whether it has fired. Copied on write: a new
 	// name (or a stale entry) is rare, a lookup is the hot path.
 	names atomic.Pointer[map[string]*nameEntry]
-
-	clock coarseClock
 }
 
 type snapshot struct {
@@ -163,8 +164,7 @@ type nameEntry struct {
 	emitted *atomic.Bool // shared by the entries of one name across snapshots
 }
 
-// clockBase anchors the cheap clock: monotonic readings (a few tens of ns)
-// instead of wall-clock ones on the hot paths.
+// clockBase anchors monoNow, the drop-log rate limit's clock.
 var clockBase = time.Now()
 
 func monoNow() time.Duration { return time.Since(clockBase) }
@@ -391,7 +391,7 @@ func (r *Registry) Emit(name string, payload any) {
 	if len(subs) == 0 {
 		return
 	}
-	ev := Event{Name: name, Payload: payload, Time: clockBase.Add(r.clock.read())}
+	ev := Event{Name: name, Payload: payload, Time: time.Now()}
 	for _, s := range subs {
 		if s.Matcher != nil && !matches(s, payload) {
 			continue
@@ -485,9 +485,15 @@ func (s *subQueue) idle() bool { return s.pending.Load() == 0 }
 // Dropped returns how many events were dropped for full queues, per
 // subscriber name.
 func (r *Registry) Dropped() map[string]int64 {
+	return r.countBySub(func(s *sub) int64 { return s.dropped.Load() })
+}
+
+// countBySub sums a per-subscriber counter by subscriber name, leaving
+// out zeros.
+func (r *Registry) countBySub(count func(*sub) int64) map[string]int64 {
 	out := map[string]int64{}
 	for _, s := range r.snap.Load().subs {
-		if n := s.dropped.Load(); n > 0 {
+		if n := count(s); n > 0 {
 			out[s.Name] += n
 		}
 	}
@@ -502,16 +508,14 @@ func (r *Registry) deliver(qs *subQueue) {
 		if batch, ok = qs.take(batch); !ok {
 			return
 		}
-		// one allocation per batch for the events' deadline contexts
-		ctxs := make([]deadlineCtx, len(batch))
-		for i, q := range batch {
+		for _, q := range batch {
 			switch {
 			case q.barrier != nil:
 				close(q.barrier)
 			case q.closing:
 				r.closed(q.to)
 			default:
-				r.observe(&ctxs[i], q.to, q.ev)
+				r.observe(q.to, q.ev)
 			}
 		}
 	}
@@ -529,9 +533,9 @@ func (r *Registry) closed(s *sub) {
 	s.OnClosed()
 }
 
-func (r *Registry) observe(ctx *deadlineCtx, s *sub, ev Event) {
-	ctx.init(context.Background(), monoNow(), s.Timeout)
-	defer ctx.release()
+func (r *Registry) observe(s *sub, ev Event) {
+	ctx, cancel := context.WithTimeout(context.Background(), s.Timeout)
+	defer cancel()
 	defer func() {
 		if p := recover(); p != nil {
 			r.log.Error("hook panicked", "hook", s.Name, "event", ev.Name, "panic", fmt.Sprint(p), "stack", string(debug.Stack()))
@@ -584,32 +588,22 @@ type Answer struct {
 // Failed reports whether the subscriber did not answer properly.
 func (a *Answer) Failed() bool { return a.Err != nil || a.Panicked || a.TimedOut }
 
-// callFrame holds what one Call needs for its Go subscribers, in one
-// allocation: their deadline contexts (each its own, so a context kept
-// past its call reads as canceled) and the Answer handed to fn.
-type callFrame struct {
-	a    Answer
-	ctxs [4]deadlineCtx
-}
-
 // Call runs the interceptors of an event and hands each answer to fn in
 // call order (the *Answer is valid only during fn). Go callbacks run one
-// after another on the caller's goroutine with a deadline context;
-// out-of-process subscribers run concurrently and their answers are
-// handed over in declared order. A panic, error or overrun is recovered
-// and logged, and reported in the Answer so the combiner can decide (fail
-// open, or fail closed for pre_tool_call).
+// after another, each on its own goroutine under its deadline, so one
+// that ignores its context cannot hold the caller past it; out-of-process
+// subscribers run concurrently and their answers are handed over in
+// declared order. A panic, error or overrun is recovered and logged, and
+// reported in the Answer so the combiner can decide (fail open, or fail
+// closed for pre_tool_call).
 func (r *Registry) Call(ctx context.Context, name string, payload any, fn func(*Answer)) {
 	subs := r.lookup(name, true)
 	if len(subs) == 0 {
 		return
 	}
-	now := r.clock.read()
-	ev := Event{Name: name, Payload: payload, Time: clockBase.Add(now)}
-	var frame *callFrame
+	ev := Event{Name: name, Payload: payload, Time: time.Now()}
 	var par []*sub
-	nctx := 0
-	pdl := parentDeadline(ctx)
+	var a Answer
 	for _, s := range subs {
 		if s.Attach == AttachInternal {
 			r.enqueue(s, queued{ev: ev})
@@ -622,28 +616,9 @@ func (r *Registry) Call(ctx context.Context, name string, payload any, fn func(*
 			par = append(par, s)
 			continue
 		}
-		if frame == nil {
-			frame = new(callFrame)
-		}
-		var dc *deadlineCtx
-		if nctx < len(frame.ctxs) {
-			dc = &frame.ctxs[nctx]
-		} else {
-			dc = new(deadlineCtx)
-		}
-		nctx++
-		if s.observes && !s.qs.idle() {
-			fctx := newDeadline(ctx, s.Timeout)
-			r.flush(fctx, s)
-			fctx.release()
-			now = r.clock.read()
-		}
-		dc.initWith(ctx, pdl, now, s.Timeout)
-		if nctx > 1 {
-			frame.a = Answer{}
-		}
-		now = r.callGo(dc, s, ev, now, &frame.a)
-		fn(&frame.a)
+		a = Answer{}
+		r.callGo(ctx, s, ev, &a)
+		fn(&a)
 	}
 	switch len(par) {
 	case 0:
@@ -667,27 +642,90 @@ func (r *Registry) Call(ctx context.Context, name string, payload any, fn func(*
 	}
 }
 
-// callGo runs one Go callback on the caller's goroutine; it returns the
-// clock reading taken when the callback returned.
-func (r *Registry) callGo(dc *deadlineCtx, s *sub, ev Event, start time.Duration, a *Answer) (end time.Duration) {
-	a.Hook, a.Attach, a.FailClosed = s.Name, s.Attach, s.FailClosed
-	defer func() {
-		dc.release()
-		p := recover()
-		end = r.clock.read()
-		a.Elapsed = end - start
-		r.settle(s, ev, a, p)
-	}()
-	a.Value, a.Err = s.Handler(dc, ev)
-	return end
+// goCall is one Go callback's outcome, written by its goroutine before
+// done is closed.
+type goCall struct {
+	value any
+	err   error
+	panic any
+	stack string
+	done  chan struct{}
 }
 
-// settle classifies and logs a finished call.
-func (r *Registry) settle(s *sub, ev Event, a *Answer, p any) {
+// abandonGrace is how long a Go callback has, once its context is done,
+// to notice and return before it is abandoned.
+const abandonGrace = 100 * time.Millisecond
+
+// callGo runs one Go callback on its own goroutine and waits for it at
+// most until its deadline (or ctx's end), plus abandonGrace. A callback
+// still running then is abandoned: the call counts as timed out, and the
+// goroutine, left to finish on its own, is logged once per hook.
+func (r *Registry) callGo(ctx context.Context, s *sub, ev Event, a *Answer) {
+	a.Hook, a.Attach, a.FailClosed = s.Name, s.Attach, s.FailClosed
+	ctx, cancel := context.WithTimeout(ctx, s.Timeout)
+	defer cancel()
+	start := time.Now()
+	if s.observes && !s.qs.idle() {
+		r.flush(ctx, s)
+	}
+	c := &goCall{done: make(chan struct{})}
+	go func() {
+		defer close(c.done)
+		defer func() {
+			if p := recover(); p != nil {
+				c.panic, c.stack = p, string(debug.Stack())
+			}
+		}()
+		c.value, c.err = s.Handler(ctx, ev)
+	}()
+	select {
+	case <-c.done:
+	case <-ctx.Done():
+		grace := time.NewTimer(abandonGrace)
+		select {
+		case <-c.done: // it honoured its context: an overrun, not a leak
+			grace.Stop()
+		case <-grace.C:
+			a.Elapsed = time.Since(start)
+			a.TimedOut = true
+			a.Err = fmt.Errorf("no answer within %s (%w)", s.Timeout, ctx.Err())
+			r.abandon(s, ev, c)
+			r.settle(s, ev, a, nil, "")
+			return
+		}
+	}
+	a.Elapsed = time.Since(start)
+	a.Value, a.Err = c.value, c.err
+	r.settle(s, ev, a, c.panic, c.stack)
+}
+
+// abandon leaves a callback that ignored its deadline running; the first
+// one of each hook is logged (an error: the hook leaks a goroutine for as
+// long as it hangs), and stuck counts those still running.
+func (r *Registry) abandon(s *sub, ev Event, c *goCall) {
+	s.stuck.Add(1)
+	go func() {
+		<-c.done
+		s.stuck.Add(-1)
+	}()
+	if !s.leaked.Swap(true) {
+		r.log.Error("hook ignored its context and is still running after its deadline; herald no longer waits for it (said once per hook)", "hook", s.Name, "event", ev.Name, "timeout", s.Timeout)
+	}
+}
+
+// Stuck returns, per subscriber name, how many of its Go callbacks were
+// abandoned at their deadline and have not returned yet.
+func (r *Registry) Stuck() map[string]int64 {
+	return r.countBySub(func(s *sub) int64 { return s.stuck.Load() })
+}
+
+// settle classifies and logs a finished call (p: a recovered panic, with
+// the stack where it happened).
+func (r *Registry) settle(s *sub, ev Event, a *Answer, p any, stack string) {
 	if p != nil {
 		a.Panicked, a.Value = true, nil
 		a.Err = fmt.Errorf("panic: %v", p)
-		r.log.Error("hook panicked", "hook", s.Name, "event", ev.Name, "panic", fmt.Sprint(p), "stack", string(debug.Stack()))
+		r.log.Error("hook panicked", "hook", s.Name, "event", ev.Name, "panic", fmt.Sprint(p), "stack", stack)
 		return
 	}
 	if a.Elapsed > s.Timeout && !a.TimedOut {
@@ -703,19 +741,24 @@ func (r *Registry) settle(s *sub, ev Event, a *Answer, p any) {
 }
 
 // callOne runs an out-of-process subscriber (on its own goroutine when
-// there are several).
+// there are several); its handler honours the context, as herald's own
+// shell and directory hooks do.
 func (r *Registry) callOne(ctx context.Context, s *sub, ev Event) (a Answer) {
 	a = Answer{Hook: s.Name, Attach: s.Attach, FailClosed: s.FailClosed}
-	dctx := newDeadline(ctx, s.Timeout)
-	defer dctx.release()
-	r.flush(dctx, s)
-	start := monoNow()
+	ctx, cancel := context.WithTimeout(ctx, s.Timeout)
+	defer cancel()
+	r.flush(ctx, s)
+	start := time.Now()
 	defer func() {
 		p := recover()
-		a.Elapsed = monoNow() - start
-		r.settle(s, ev, &a, p)
+		stack := ""
+		if p != nil {
+			stack = string(debug.Stack())
+		}
+		a.Elapsed = time.Since(start)
+		r.settle(s, ev, &a, p, stack)
 	}()
-	a.Value, a.Err = s.Handler(dctx, ev)
+	a.Value, a.Err = s.Handler(ctx, ev)
 	return a
 }
 
@@ -737,7 +780,6 @@ func (r *Registry) Close(ctx context.Context) error {
 		r.detachLocked(s)
 	}
 	r.mu.Unlock()
-	r.clock.stopClock()
 	done := make(chan struct{})
 	go func() { r.wg.Wait(); close(done) }()
 	select {

@@ -303,6 +303,7 @@ func TestRegistryFailures(t *testing.T) {
 					t.Fatalf("failure not logged with the hook's name:\n%s", lr)
 				}
 				reg.Close(context.Background())
+				time.Sleep(time.Minute) // an abandoned callback ends before the bubble
 			})
 		})
 	}
@@ -322,12 +323,14 @@ func TestRegistryFailures(t *testing.T) {
 				t.Fatalf("log:\n%s", lr)
 			}
 			reg.Close(context.Background())
+			time.Sleep(time.Minute) // the abandoned callback ends before the bubble
 		})
 	})
 
 	t.Run("interceptor context carries the deadline", func(t *testing.T) {
 		synctest.Test(t, func(t *testing.T) {
-			reg := NewRegistry(nil)
+			lr := newLogRecorder()
+			reg := NewRegistry(lr.logger())
 			var left time.Duration
 			reg.Subscribe(Subscription{Name: "d", Events: []string{PreLLMCallHook}, Handler: func(ctx context.Context, ev Event) (any, error) {
 				dl, ok := ctx.Deadline()
@@ -345,6 +348,9 @@ func TestRegistryFailures(t *testing.T) {
 			reg.PreLLMCall(context.Background(), &PreLLMCall{})
 			if left != 30*time.Second || time.Since(start) != 30*time.Second {
 				t.Fatalf("deadline in %s, returned after %s; want the Go default 30 s", left, time.Since(start))
+			}
+			if lr.count("still running after its deadline") != 0 || len(reg.Stuck()) != 0 {
+				t.Fatalf("a callback that honoured its context was abandoned; log:\n%s", lr)
 			}
 			reg.Close(context.Background())
 		})
@@ -505,4 +511,63 @@ func TestLoadPluginsFailures(t *testing.T) {
 			t.Fatalf("log:\n%s", lr)
 		}
 	}
+}
+
+// A Go callback that ignores its context holds nobody past its deadline:
+// the caller is released at the deadline (or when its own context ends,
+// as /stop does), the call counts as failed — blocked for pre_tool_call,
+// fail-open with a warning elsewhere — and the abandoned goroutine is
+// logged once per hook, however many calls it swallows.
+func TestGoInterceptorIgnoringContext(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		lr := newLogRecorder()
+		reg := NewRegistry(lr.logger())
+		release := make(chan struct{})
+		hang := func(context.Context, Event) (any, error) {
+			<-release
+			return &ToolDecision{Action: "modify", Args: map[string]any{"late": true}}, nil
+		}
+		reg.Subscribe(Subscription{Name: "hung", Events: []string{PreToolCallHook, PreLLMCallHook}, Handler: hang})
+		reg.Subscribe(Subscription{Name: "ctx", Events: []string{PreLLMCallHook}, Handler: func(context.Context, Event) (any, error) {
+			return &LLMContext{Context: "still here"}, nil
+		}})
+
+		for i := 0; i < 3; i++ {
+			start := time.Now()
+			d := reg.PreToolCall(context.Background(), &PreToolCall{ToolName: "terminal"})
+			if took := time.Since(start); took != 30*time.Second+abandonGrace {
+				t.Fatalf("call %d released after %s, want the documented 30 s (and the grace to notice)", i, took)
+			}
+			if d.Action != "block" || !strings.Contains(d.Message, "timed out") {
+				t.Fatalf("call %d: decision %+v, want blocked", i, d)
+			}
+		}
+		start := time.Now()
+		if got := reg.PreLLMCall(context.Background(), &PreLLMCall{}); got != "still here" || time.Since(start) != 30*time.Second+abandonGrace {
+			t.Fatalf("pre_llm_call: %q after %s, want the other answer after 30 s", got, time.Since(start))
+		}
+		if n := lr.count("WARN", "overran its timeout", "hook=hung", "event=pre_llm_call"); n != 1 {
+			t.Fatalf("fail-open overrun warned %d times; log:\n%s", n, lr)
+		}
+
+		ctx, stop := context.WithCancel(context.Background())
+		time.AfterFunc(5*time.Second, stop) // /stop, five seconds in
+		start = time.Now()
+		if d := reg.PreToolCall(ctx, &PreToolCall{ToolName: "terminal"}); d.Action != "block" || time.Since(start) != 5*time.Second+abandonGrace {
+			t.Fatalf("after a cancel: %+v after %s", d, time.Since(start))
+		}
+
+		if n := lr.count("ERROR", "still running after its deadline", "hook=hung"); n != 1 {
+			t.Fatalf("the abandoned goroutine was logged %d times, want once; log:\n%s", n, lr)
+		}
+		if got := reg.Stuck()["hung"]; got != 5 {
+			t.Fatalf("stuck = %d, want 5", got)
+		}
+		close(release)
+		synctest.Wait()
+		if got := reg.Stuck()["hung"]; got != 0 {
+			t.Fatalf("stuck after release = %d", got)
+		}
+		reg.Close(context.Background())
+	})
 }

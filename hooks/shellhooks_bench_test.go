@@ -76,6 +76,19 @@ func BenchmarkShellFourSlowHooks(b *testing.B) {
 	}
 }
 
+// persistentPy is a persistent guard in Python (the language most
+// persistent hooks are written in): it blocks `rm` commands.
+const persistentPy = `#!/usr/bin/env python3
+import json, sys
+for line in sys.stdin:
+    req = json.loads(line)
+    cmd = (req.get("tool_input") or {}).get("command", "")
+    ans = {"id": req["id"]}
+    if cmd.startswith("rm"):
+        ans = {"id": req["id"], "action": "block", "message": "no rm"}
+    print(json.dumps(ans), flush=True)
+`
+
 // BenchmarkShellPersistentRoundTrip is one pre_tool_call through the
 // registry to a persistent hook and back; it reports the median.
 func BenchmarkShellPersistentRoundTrip(b *testing.B) {
@@ -84,7 +97,7 @@ func BenchmarkShellPersistentRoundTrip(b *testing.B) {
 	reg := NewRegistry(nil)
 	b.Cleanup(func() { reg.Close(context.Background()) })
 	sh := &ShellHooks{Registry: reg, Runner: &ShellRunner{Environ: os.Environ()}, Consent: &Consent{List: Allowlist{Path: filepath.Join(b.TempDir(), AllowlistFile)}, Accept: true}}
-	sh.Register([]ShellSpec{{Event: PreToolCallHook, Command: p, Timeout: 10 * time.Second, Persistent: true}})
+	sh.Register([]ShellSpec{{Event: PreToolCallHook, Command: p, Timeout: time.Minute, Persistent: true}})
 	call := &PreToolCall{ToolName: "terminal", Args: map[string]any{"command": "rm -rf /"}, SessionID: "s"}
 	if d := reg.PreToolCall(context.Background(), call); d.Action != "block" {
 		b.Fatalf("decision %+v", d)

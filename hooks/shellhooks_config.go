@@ -144,6 +144,9 @@ func parseShellEntry(e *yaml.Node, event, where string, pt Point) (ShellSpec, []
 	if s.Command == "" {
 		return s, []string{where + " is missing a non-empty 'command' field; skipped"}, false
 	}
+	if _, err := SplitCommand(s.Command); err != nil {
+		return s, []string{fmt.Sprintf("%s: %v; skipped", where, err)}, false
+	}
 	if m := fields["matcher"]; m != nil {
 		if m.Kind != yaml.ScalarNode {
 			warns = append(warns, where+".matcher must be a string; ignored")
@@ -166,7 +169,7 @@ func parseShellEntry(e *yaml.Node, event, where string, pt Point) (ShellSpec, []
 		case err != nil || t.Kind != yaml.ScalarNode:
 			warns = append(warns, fmt.Sprintf("%s.timeout %q is not a whole number of seconds; using 60", where, t.Value))
 		case secs < 1:
-			s.Timeout = DefaultShellTimeout
+			warns = append(warns, fmt.Sprintf("%s.timeout %d is not positive; using 60", where, secs))
 		case time.Duration(secs)*time.Second > MaxShellTimeout:
 			warns = append(warns, fmt.Sprintf("%s.timeout %d is over the limit; clamping to 300", where, secs))
 			s.Timeout = MaxShellTimeout

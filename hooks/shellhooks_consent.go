@@ -9,6 +9,8 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
+	"log/slog"
 	"os"
 	"path/filepath"
 	"sort"
@@ -33,29 +35,85 @@ type Consented struct {
 	ScriptSHA256 string  `json:"script_sha256,omitempty"`
 }
 
-// Allowlist is the consent file at Path.
-type Allowlist struct{ Path string }
-
-type allowlistDoc struct {
-	Approvals []Consented `json:"approvals"`
+// Allowlist is the consent file at Path. Log, if set, receives the
+// warnings about entries that cannot be read (default: slog.Default).
+type Allowlist struct {
+	Path string
+	Log  *slog.Logger
 }
 
-// Load reads the file; a missing or corrupt file, or one that is not a
-// regular file (never waited on), is an empty allowlist.
-func (a Allowlist) Load() []Consented {
+// allowlistFile is the file as read: the entries that decode, and the
+// raw text of every entry, so a rewrite keeps the ones skipped.
+type allowlistFile struct {
+	entries []Consented
+	raw     []json.RawMessage
+	valid   []bool // per raw entry: decoded into entries
+}
+
+// read decodes the file. A missing file is empty; a file that cannot be
+// read or is not an allowlist is an error naming it. A malformed entry
+// is skipped with a warning naming it and its place; the others stand.
+func (a Allowlist) read() (*allowlistFile, error) {
 	b, err := herald.ReadRegularFile(a.Path)
+	if errors.Is(err, fs.ErrNotExist) {
+		return &allowlistFile{}, nil
+	}
 	if err != nil {
+		return nil, fmt.Errorf("read the shell-hook allowlist: %w", err)
+	}
+	var doc struct {
+		Approvals []json.RawMessage `json:"approvals"`
+	}
+	if err := json.Unmarshal(b, &doc); err != nil {
+		return nil, fmt.Errorf("the shell-hook allowlist %s is not valid: %w (fix or remove it; it is left as it is)", a.Path, err)
+	}
+	f := &allowlistFile{raw: doc.Approvals, valid: make([]bool, len(doc.Approvals))}
+	for i, raw := range doc.Approvals {
+		e, err := decodeConsented(raw)
+		if err != nil {
+			a.log().Warn(fmt.Sprintf("%s: approvals[%d] skipped: %v", a.Path, i, err), "entry", clip400(string(raw)))
+			continue
+		}
+		f.entries = append(f.entries, e)
+		f.valid[i] = true
+	}
+	return f, nil
+}
+
+// decodeConsented decodes one entry; it needs an event and a command.
+func decodeConsented(raw json.RawMessage) (Consented, error) {
+	var e Consented
+	if err := json.Unmarshal(raw, &e); err != nil {
+		return Consented{}, err
+	}
+	if e.Event == "" || e.Command == "" {
+		return Consented{}, errors.New("an approval needs an event and a command")
+	}
+	return e, nil
+}
+
+func (a Allowlist) log() *slog.Logger {
+	if a.Log != nil {
+		return a.Log
+	}
+	return slog.Default()
+}
+
+// Load returns the entries that can be read; a file that cannot be read
+// at all is logged and reads as empty (nothing is approved).
+func (a Allowlist) Load() []Consented {
+	f, err := a.read()
+	if err != nil {
+		a.log().Warn(err.Error())
 		return nil
 	}
-	var d allowlistDoc
-	if json.Unmarshal(b, &d) != nil {
-		return nil
-	}
-	return d.Approvals
+	return f.entries
 }
 
 // update runs fn on the entries under an exclusive flock on the sibling
 // .lock file and writes the result atomically (temp file + rename, 0600).
+// Entries skipped as malformed are written back as they were; a file that
+// cannot be read or parsed is never rewritten (the error says why).
 func (a Allowlist) update(fn func([]Consented) []Consented) error {
 	lf, err := os.OpenFile(a.Path+".lock", os.O_CREATE|os.O_RDWR, 0o600)
 	if err != nil {
@@ -66,11 +124,26 @@ func (a Allowlist) update(fn func([]Consented) []Consented) error {
 		return fmt.Errorf("allowlist lock: %w", err)
 	}
 	defer syscall.Flock(int(lf.Fd()), syscall.LOCK_UN)
-	next := fn(a.Load())
-	if next == nil {
-		next = []Consented{}
+	f, err := a.read()
+	if err != nil {
+		return err
 	}
-	b, err := json.MarshalIndent(allowlistDoc{Approvals: next}, "", "  ")
+	out := []json.RawMessage{}
+	for i, raw := range f.raw {
+		if !f.valid[i] {
+			out = append(out, raw)
+		}
+	}
+	for _, e := range fn(f.entries) {
+		b, err := json.Marshal(e)
+		if err != nil {
+			return err
+		}
+		out = append(out, b)
+	}
+	b, err := json.MarshalIndent(struct {
+		Approvals []json.RawMessage `json:"approvals"`
+	}{out}, "", "  ")
 	if err != nil {
 		return err
 	}
@@ -134,7 +207,16 @@ func (a Allowlist) Revoke(command string) (int, error) {
 
 // Find returns the entry for (event, command).
 func (a Allowlist) Find(event, command string) (Consented, bool) {
-	for _, x := range a.Load() {
+	return Approvals(a.Load()).Find(event, command)
+}
+
+// Approvals is the allowlist as loaded once, for a listing that looks up
+// many hooks (and warns about a malformed entry once).
+type Approvals []Consented
+
+// Find returns the entry for (event, command).
+func (l Approvals) Find(event, command string) (Consented, bool) {
+	for _, x := range l {
 		if x.Event == event && x.Command == command {
 			return x, true
 		}

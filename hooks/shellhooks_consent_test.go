@@ -87,8 +87,8 @@ func TestUnapprovedHooks(t *testing.T) {
 	script := writeScript(t, dir, "guard.sh", "touch "+marker+"\necho '{}'\n")
 	sh := &ShellHooks{Registry: reg, Runner: &ShellRunner{Environ: os.Environ()}, Consent: &Consent{List: Allowlist{Path: filepath.Join(dir, AllowlistFile)}}}
 	res := sh.Register([]ShellSpec{
-		{Event: PreLLMCallHook, Command: script, Timeout: time.Second},
-		{Event: PreToolCallHook, Command: script, Timeout: time.Second, FailClosed: true},
+		{Event: PreLLMCallHook, Command: script, Timeout: time.Minute},
+		{Event: PreToolCallHook, Command: script, Timeout: time.Minute, FailClosed: true},
 	})
 	if res[0].Running || res[0].Blocker || !strings.Contains(res[0].Warning, "herald hooks allow") {
 		t.Fatalf("unapproved hook: %+v", res[0])
@@ -129,4 +129,132 @@ func TestConsentAcceptRecords(t *testing.T) {
 			t.Errorf("entry lacks %s: %s", k, b)
 		}
 	}
+}
+
+// A malformed entry is skipped with a warning naming it; the others stay
+// approved, and a rewrite keeps the skipped entry as it was.
+func TestAllowlistMalformedEntry(t *testing.T) {
+	dir := t.TempDir()
+	good := writeScript(t, dir, "good.sh", "echo '{}'\n")
+	list := Allowlist{Path: filepath.Join(dir, AllowlistFile)}
+	if err := list.Approve(PreToolCallHook, good); err != nil {
+		t.Fatal(err)
+	}
+	b, _ := os.ReadFile(list.Path)
+	broken := strings.Replace(string(b), `"approvals": [`, `"approvals": [{"event":5}, `, 1)
+	if err := os.WriteFile(list.Path, []byte(broken), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	lr := newLogRecorder()
+	list.Log = lr.logger()
+	if _, ok := list.Find(PreToolCallHook, good); !ok {
+		t.Fatalf("a malformed neighbour wiped the approval of %s", good)
+	}
+	if lr.count("WARN", list.Path, "approvals[0] skipped", `{"event":5}`) == 0 {
+		t.Fatalf("no warning naming the entry; log:\n%s", lr)
+	}
+	other := writeScript(t, dir, "other.sh", "echo '{}'\n")
+	if err := list.Approve(PostToolCallHook, other); err != nil {
+		t.Fatal(err)
+	}
+	if _, ok := list.Find(PreToolCallHook, good); !ok {
+		t.Fatal("approving another hook dropped an existing approval")
+	}
+	if _, ok := list.Find(PostToolCallHook, other); !ok {
+		t.Fatal("the new approval is missing")
+	}
+	after, _ := os.ReadFile(list.Path)
+	if !strings.Contains(string(after), `"event": 5`) {
+		t.Fatalf("the malformed entry was lost on rewrite:\n%s", after)
+	}
+}
+
+// A file that cannot be read or parsed is never rewritten: Approve and
+// Revoke fail and say why; the file is left byte for byte.
+func TestAllowlistUnparsableNotRewritten(t *testing.T) {
+	for name, content := range map[string]string{
+		"not json":       `{"approvals": [`,
+		"not an object":  `[{"event":"pre_tool_call","command":"x"}]`,
+		"approvals typo": `{"approvals": {"event":"pre_tool_call"}}`,
+	} {
+		t.Run(name, func(t *testing.T) {
+			dir := t.TempDir()
+			list := Allowlist{Path: filepath.Join(dir, AllowlistFile), Log: newLogRecorder().logger()}
+			if err := os.WriteFile(list.Path, []byte(content), 0o600); err != nil {
+				t.Fatal(err)
+			}
+			err := list.Approve(PreToolCallHook, "/bin/true")
+			if err == nil || !strings.Contains(err.Error(), list.Path) || !strings.Contains(err.Error(), "not valid") {
+				t.Fatalf("Approve on a broken allowlist: %v", err)
+			}
+			if _, err := list.Revoke("/bin/true"); err == nil {
+				t.Fatal("Revoke on a broken allowlist succeeded")
+			}
+			if b, _ := os.ReadFile(list.Path); string(b) != content {
+				t.Fatalf("the file was rewritten: %q", b)
+			}
+		})
+	}
+	t.Run("unreadable", func(t *testing.T) {
+		dir := t.TempDir()
+		list := Allowlist{Path: filepath.Join(dir, AllowlistFile)}
+		if err := os.Mkdir(list.Path, 0o700); err != nil { // a directory: read fails
+			t.Fatal(err)
+		}
+		if err := list.Approve(PreToolCallHook, "/bin/true"); err == nil || !strings.Contains(err.Error(), "read the shell-hook allowlist") {
+			t.Fatalf("Approve over an unreadable allowlist: %v", err)
+		}
+	})
+}
+
+// FuzzAllowlist reads any allowlist file: it never panics; a file it
+// cannot read is an error and is left as it was; one it reads survives
+// an approval with every entry it held, readable or not.
+func FuzzAllowlist(f *testing.F) {
+	for _, s := range []string{
+		`{"approvals":[{"event":"pre_tool_call","command":"/x.sh","approved_at":"t","script_mtime_at_approval":null,"script_sha256":"ab"}]}`,
+		`{"approvals":[{"event":5},{"event":"pre_tool_call","command":"/y"}]}`,
+		`{"approvals":[]}`, `{}`, `{"approvals":null}`, `[]`, `{"approvals":[null,1,"s",[]]}`, ``, `{"approvals":[{"event":"a","command":"b","extra":{"k":[1]}}]} `,
+		`{"approvals":{"event":"x"}}`, `{"approvals":[{"event":"a","command":"b"}]}{"second":1}`,
+	} {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, content []byte) {
+		dir := t.TempDir()
+		list := Allowlist{Path: filepath.Join(dir, AllowlistFile), Log: newLogRecorder().logger()}
+		os.WriteFile(list.Path, content, 0o600)
+		before, err := list.read()
+		if err != nil {
+			if list.Approve(PreToolCallHook, "/fuzz") == nil {
+				t.Fatalf("approved over a file read() refuses: %v", err)
+			}
+			if b, _ := os.ReadFile(list.Path); string(b) != string(content) {
+				t.Fatal("an unreadable allowlist was rewritten")
+			}
+			return
+		}
+		if err := list.Approve(PreToolCallHook, "/fuzz"); err != nil {
+			t.Fatalf("approve over a readable file: %v", err)
+		}
+		after, err := list.read()
+		if err != nil {
+			t.Fatalf("the rewritten file does not read: %v", err)
+		}
+		if _, ok := Approvals(after.entries).Find(PreToolCallHook, "/fuzz"); !ok {
+			t.Fatal("the new approval is missing")
+		}
+		kept := 0
+		for _, e := range before.entries {
+			if e.Event == PreToolCallHook && e.Command == "/fuzz" {
+				continue // replaced
+			}
+			kept++
+			if _, ok := Approvals(after.entries).Find(e.Event, e.Command); !ok {
+				t.Fatalf("approval %+v lost", e)
+			}
+		}
+		if skipped := len(before.raw) - len(before.entries); len(after.raw) < kept+skipped+1 {
+			t.Fatalf("entries lost: %d raw before (%d readable), %d after", len(before.raw), len(before.entries), len(after.raw))
+		}
+	})
 }

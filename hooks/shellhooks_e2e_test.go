@@ -93,7 +93,7 @@ func TestShellHooksSeedExamplesEndToEnd(t *testing.T) {
   pre_tool_call:
     - matcher: "terminal"
       command: "` + block + `"
-      timeout: 5
+      timeout: 60
   pre_llm_call:
     - command: "` + inject + `"
 `

@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"os"
 	"os/exec"
 	"sync"
 	"syscall"
@@ -24,8 +25,8 @@ import (
 var persistentBackoff = []time.Duration{0, 100 * time.Millisecond, 500 * time.Millisecond, 2 * time.Second, 5 * time.Second}
 
 // Persistent runs one persistent shell hook: Concurrency processes, each
-// serving one request at a time. Run owns the processes; Call hands a
-// payload to an idle one.
+// serving one request at a time. A Call takes an idle one (starting its
+// process if need be) and hands it back; Close stops them all.
 type Persistent struct {
 	spec   ShellSpec
 	runner *ShellRunner
@@ -33,21 +34,26 @@ type Persistent struct {
 
 	idle chan *persistentProc
 	all  []*persistentProc
-	wg   sync.WaitGroup
+	wg   sync.WaitGroup // the stdout readers
 	mu   sync.Mutex
 	done bool
+	stop chan struct{} // closed by Close: ends a restart backoff
 }
 
+// persistentProc is one process slot. The Call that took it from idle
+// owns it (missed, seq, and starting or killing the process); mu guards
+// what the stdout reader and Close also touch, and is never held across
+// a spawn, a write or a wait.
 type persistentProc struct {
 	p      *Persistent
 	mu     sync.Mutex
 	cmd    *exec.Cmd
-	stdin  io.WriteCloser
+	stdin  *os.File    // a pipe: writes take a deadline
 	lines  chan []byte // stdout, one line each; closed when the process ends
 	exits  int         // consecutive deaths, for the backoff
-	missed int         // consecutive timeouts (owned by the caller holding pp)
 	next   time.Time   // not restarted before
-	seq    uint64
+	missed int         // consecutive timeouts (owned by the caller holding pp)
+	seq    uint64      // request ids (owned by the caller holding pp)
 }
 
 // NewPersistent prepares a persistent hook with n processes (at least 1).
@@ -56,7 +62,7 @@ func NewPersistent(r *ShellRunner, s ShellSpec, n int) *Persistent {
 	if n < 1 {
 		n = 1
 	}
-	p := &Persistent{spec: s, runner: r, log: r.log().With("hook", s.Command, "persistent", true), idle: make(chan *persistentProc, n)}
+	p := &Persistent{spec: s, runner: r, log: r.log().With("hook", s.Command, "persistent", true), idle: make(chan *persistentProc, n), stop: make(chan struct{})}
 	for i := 0; i < n; i++ {
 		pp := &persistentProc{p: p}
 		p.all = append(p.all, pp)
@@ -66,8 +72,10 @@ func NewPersistent(r *ShellRunner, s ShellSpec, n int) *Persistent {
 }
 
 // Call sends payload (already encoded for the spec's dialect) and waits
-// for the matching answer line, at most the spec's timeout. A process that
-// does not answer in time is killed and restarted on the next call.
+// for the matching answer line, at most the spec's timeout and never past
+// ctx. A process that cannot take the whole request in time is killed at
+// once (its input would be a torn line); one that misses two answers in a
+// row is killed too. Either is restarted on the next call.
 func (p *Persistent) Call(ctx context.Context, payload []byte) *ShellRun {
 	res := &ShellRun{Stdin: payload, Exit: 0}
 	start := time.Now()
@@ -134,9 +142,11 @@ func (pp *persistentProc) exchange(ctx context.Context, payload []byte) ([]byte,
 	pp.mu.Lock()
 	stdin, lines := pp.stdin, pp.lines
 	pp.mu.Unlock()
-	if _, err := stdin.Write(append(line, '\n')); err != nil {
-		pp.kill()
-		return nil, fmt.Errorf("%w (%v)", errProcGone, err)
+	if stdin == nil {
+		return nil, errProcGone
+	}
+	if err := pp.write(ctx, stdin, append(line, '\n')); err != nil {
+		return nil, err
 	}
 	for {
 		select {
@@ -170,81 +180,149 @@ func (pp *persistentProc) exchange(ctx context.Context, payload []byte) ([]byte,
 	}
 }
 
+// write hands the request line to the process, giving up when ctx ends:
+// a hook that does not read its input fills the pipe (64 KiB) and would
+// block the write for good. A write that did not finish, or that ctx cut
+// short, leaves a torn line behind, so the process is killed.
+func (pp *persistentProc) write(ctx context.Context, stdin *os.File, line []byte) error {
+	if err := stdin.SetWriteDeadline(time.Time{}); err != nil {
+		pp.kill()
+		return fmt.Errorf("%w (%v)", errProcGone, err)
+	}
+	abort := context.AfterFunc(ctx, func() { _ = stdin.SetWriteDeadline(time.Unix(1, 0)) })
+	_, err := stdin.Write(line)
+	if !abort() && err == nil {
+		err = ctx.Err() // the deadline may have been set: this file is spoilt
+	}
+	if err == nil {
+		return nil
+	}
+	pp.kill()
+	if cerr := ctx.Err(); cerr != nil {
+		pp.p.log.Warn("persistent hook did not take its request in time; restarting it", "err", cerr)
+		return cerr
+	}
+	return fmt.Errorf("%w (%v)", errProcGone, err)
+}
+
 // ensure starts the process if it is not running, waiting out the backoff
-// after a death (at most until ctx ends).
+// after a death (at most until ctx ends or Close). No lock is held while
+// it waits or spawns: only the caller holding pp starts its process.
 func (pp *persistentProc) ensure(ctx context.Context) (started bool, err error) {
 	pp.mu.Lock()
-	defer pp.mu.Unlock()
-	if pp.cmd != nil {
+	running, wait := pp.cmd != nil, time.Until(pp.next)
+	pp.mu.Unlock()
+	if running {
 		return false, nil
 	}
-	pp.p.mu.Lock()
-	closed := pp.p.done
-	pp.p.mu.Unlock()
-	if closed {
-		return false, errors.New("persistent hook stopped")
-	}
-	if wait := time.Until(pp.next); wait > 0 {
+	if wait > 0 {
 		t := time.NewTimer(wait)
 		select {
 		case <-t.C:
 		case <-ctx.Done():
 			t.Stop()
 			return false, ctx.Err()
+		case <-pp.p.stop:
+			t.Stop()
 		}
 	}
 	return true, pp.start()
 }
 
-// start spawns the process and its stdout reader (pp.mu held).
+var errPersistentStopped = errors.New("persistent hook stopped")
+
+// start spawns the process and its stdout reader.
 func (pp *persistentProc) start() error {
 	argv, err := SplitCommand(pp.p.spec.Command)
 	if err != nil {
 		return err
 	}
-	cmd := exec.Command(argv[0], argv[1:]...)
-	cmd.Env = pp.p.runner.environ(&pp.p.spec)
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
-	stdin, err := cmd.StdinPipe()
-	if err != nil {
-		return err
+	p := pp.p
+	p.mu.Lock()
+	if p.done {
+		p.mu.Unlock()
+		return errPersistentStopped
 	}
-	stdout, err := cmd.StdoutPipe()
+	p.wg.Add(1) // before Close can wait: Close sets done under p.mu
+	p.mu.Unlock()
+	cmd, stdin, stdout, errb, err := spawnPersistent(argv, p.runner.environ(&p.spec))
 	if err != nil {
-		return err
-	}
-	errb := &capBuffer{max: 64 << 10}
-	cmd.Stderr = errb
-	if err := cmd.Start(); err != nil {
+		p.wg.Done()
+		pp.mu.Lock()
 		pp.died()
+		pp.mu.Unlock()
 		return fmt.Errorf("start persistent hook: %w", err)
 	}
 	lines := make(chan []byte, 16)
+	pp.mu.Lock()
 	pp.cmd, pp.stdin, pp.lines = cmd, stdin, lines
-	pp.p.wg.Add(1)
-	go func() {
-		defer pp.p.wg.Done()
-		sc := bufio.NewScanner(stdout)
-		sc.Buffer(make([]byte, 64<<10), ShellOutputCap)
-		for sc.Scan() {
-			l := append([]byte(nil), sc.Bytes()...)
-			select {
-			case lines <- l:
-			default:
-				pp.p.log.Warn("persistent hook wrote an answer nobody awaits; dropped")
-			}
-		}
-		_ = cmd.Wait()
-		close(lines)
-		pp.mu.Lock()
-		if pp.cmd == cmd {
-			pp.cmd = nil
-			pp.died()
-			pp.p.log.Warn("persistent hook exited; it is restarted on the next call", "exit", cmd.ProcessState.ExitCode(), "stderr", clip400(errb.String()))
-		}
-		pp.mu.Unlock()
-	}()
+	pp.mu.Unlock()
+	go pp.read(cmd, stdout, errb, lines)
+	p.mu.Lock()
+	closed := p.done
+	p.mu.Unlock()
+	if closed { // Close ran while it was spawning and may not have seen it
+		pp.kill()
+		return errPersistentStopped
+	}
 	return nil
+}
+
+// spawnPersistent starts argv in its own process group with a pollable
+// pipe on stdin (so writes take a deadline) and stdout as a pipe.
+func spawnPersistent(argv, env []string) (*exec.Cmd, *os.File, io.ReadCloser, *capBuffer, error) {
+	cmd := exec.Command(argv[0], argv[1:]...)
+	cmd.Env = env
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	in, stdin, err := os.Pipe()
+	if err != nil {
+		return nil, nil, nil, nil, err
+	}
+	cmd.Stdin = in
+	stdout, err := cmd.StdoutPipe()
+	if err != nil {
+		in.Close()
+		stdin.Close()
+		return nil, nil, nil, nil, err
+	}
+	errb := &capBuffer{max: 64 << 10}
+	cmd.Stderr = errb
+	err = cmd.Start()
+	in.Close() // the child has its copy
+	if err != nil {
+		stdin.Close()
+		return nil, nil, nil, nil, err
+	}
+	return cmd, stdin, stdout, errb, nil
+}
+
+// read hands the process's stdout over line by line, then reaps it.
+func (pp *persistentProc) read(cmd *exec.Cmd, stdout io.Reader, errb *capBuffer, lines chan []byte) {
+	defer pp.p.wg.Done()
+	sc := bufio.NewScanner(stdout)
+	sc.Buffer(make([]byte, 64<<10), ShellOutputCap)
+	for sc.Scan() {
+		l := append([]byte(nil), sc.Bytes()...)
+		select {
+		case lines <- l:
+		default:
+			pp.p.log.Warn("persistent hook wrote an answer nobody awaits; dropped")
+		}
+	}
+	_ = cmd.Wait()
+	close(lines)
+	pp.mu.Lock()
+	mine := pp.cmd == cmd
+	if mine {
+		pp.cmd = nil
+		pp.stdin.Close()
+		pp.stdin = nil
+		pp.died()
+	}
+	pp.mu.Unlock()
+	if mine {
+		pp.p.log.Warn("persistent hook exited; it is restarted on the next call", "exit", cmd.ProcessState.ExitCode(), "stderr", clip400(errb.String()))
+	}
 }
 
 // died counts a death and sets the earliest restart (pp.mu held).
@@ -254,31 +332,38 @@ func (pp *persistentProc) died() {
 	pp.next = time.Now().Add(persistentBackoff[i])
 }
 
-// kill ends the process group; the reader goroutine reaps it.
+// kill ends the process group (SIGTERM, then SIGKILL after killGrace);
+// the reader goroutine reaps it.
 func (pp *persistentProc) kill() {
 	pp.mu.Lock()
-	cmd := pp.cmd
-	pp.cmd = nil
+	cmd, stdin := pp.cmd, pp.stdin
+	pp.cmd, pp.stdin = nil, nil
 	if cmd != nil {
 		pp.died()
 	}
 	pp.mu.Unlock()
-	if cmd != nil && cmd.Process != nil {
-		pid := cmd.Process.Pid
-		_ = syscall.Kill(-pid, syscall.SIGTERM)
-		time.AfterFunc(killGrace, func() { _ = syscall.Kill(-pid, syscall.SIGKILL) })
+	if cmd == nil {
+		return
 	}
+	stdin.Close()
+	pid := cmd.Process.Pid
+	_ = syscall.Kill(-pid, syscall.SIGTERM)
+	time.AfterFunc(killGrace, func() { _ = syscall.Kill(-pid, syscall.SIGKILL) })
 }
 
-// Close stops every process and waits for them.
+// Close stops every process and waits for them; a call waiting out a
+// restart backoff gives up.
 func (p *Persistent) Close() {
 	p.mu.Lock()
-	p.done = true
+	if !p.done {
+		p.done = true
+		close(p.stop)
+	}
 	p.mu.Unlock()
 	for _, pp := range p.all {
 		pp.mu.Lock()
 		cmd, stdin := pp.cmd, pp.stdin
-		pp.cmd = nil
+		pp.cmd, pp.stdin = nil, nil
 		pp.mu.Unlock()
 		if cmd != nil {
 			stdin.Close() // a well-behaved hook exits at end of input
@@ -288,13 +373,6 @@ func (p *Persistent) Close() {
 		}
 	}
 	p.wg.Wait()
-}
-
-func clip400(s string) string {
-	if len(s) > 400 {
-		return s[:400]
-	}
-	return s
 }
 
 // Handler returns the registry handler for the persistent hook: the same

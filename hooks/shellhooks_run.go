@@ -312,11 +312,7 @@ func (s *ShellSpec) Answer(res *ShellRun) (any, error) {
 		if d, ok := v.(*ToolDecision); ok && d.Action == "block" {
 			return d, nil
 		}
-		msg := strings.TrimSpace(string(res.Stderr))
-		if len(msg) > 400 {
-			msg = msg[:400]
-		}
-		return Block(defaultMsg(msg)), nil
+		return Block(defaultMsg(clip400(strings.TrimSpace(string(res.Stderr))))), nil
 	}
 	if perr != nil && s.Dialect == "claude" && s.Event == PreLLMCallHook && res.Exit == 0 {
 		// Claude Code: plain stdout of UserPromptSubmit is context
@@ -358,11 +354,7 @@ func (r *ShellRunner) settle(s *ShellSpec, ev Event, res *ShellRun) (any, error)
 		log.Warn("shell hook output over 1 MiB; truncated")
 	}
 	if len(res.Stderr) > 0 {
-		e := string(res.Stderr)
-		if len(e) > 400 {
-			e = e[:400]
-		}
-		log.Debug("shell hook stderr", "stderr", e)
+		log.Debug("shell hook stderr", "stderr", clip400(string(res.Stderr)))
 	}
 	if res.Exit > 0 && res.Exit != 2 {
 		log.Warn(fmt.Sprintf("shell hook exited %d", res.Exit))
@@ -378,6 +370,19 @@ func (r *ShellRunner) settle(s *ShellSpec, ev Event, res *ShellRun) (any, error)
 		return nil, nil
 	}
 	return v, err
+}
+
+// clip400 keeps the first 400 characters of s, as Hermes quotes a
+// hook's stderr (never cutting a character in two).
+func clip400(s string) string {
+	n := 0
+	for i := range s {
+		if n == 400 {
+			return s[:i]
+		}
+		n++
+	}
+	return s
 }
 
 func (r *ShellRunner) log() *slog.Logger {

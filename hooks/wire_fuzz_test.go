@@ -1,0 +1,77 @@
+package hooks
+
+import (
+	"strings"
+	"testing"
+	"unicode/utf8"
+)
+
+// fuzzEvents are the points whose answers ParseAnswer reads differently.
+var fuzzEvents = []string{PreToolCallHook, PreLLMCallHook, TransformToolResultHook, PreGatewayDispatchHook, "command:status", PostToolCallHook}
+
+// FuzzShellAnswer feeds a shell hook's stdout and exit status, in both
+// dialects (Hermes and Claude Code), to the answer reader: it never
+// panics, and what it returns is a decision the combiners can act on.
+func FuzzShellAnswer(f *testing.F) {
+	for _, s := range []string{
+		`{"action":"block","message":"no"}`, `{"decision":"block","reason":"nope"}`, `{"decision":"deny"}`,
+		`{"hookSpecificOutput":{"permissionDecision":"deny","permissionDecisionReason":"d"}}`,
+		`{"hookSpecificOutput":{"permissionDecision":"ask","updatedInput":{"file_path":"a"}}}`,
+		`{"hookSpecificOutput":{"updatedInput":{"command":"ls"}}}`, `{"hookSpecificOutput":{"additionalContext":"c"}}`,
+		`{"action":"modify","args":{"a":1}}`, `{"decision":"modify","tool_input":{"command":"ls"}}`,
+		`{"action":"approve","message":"sure?"}`, `{"continue":false,"stopReason":"stop"}`, `{"context":"x"}`,
+		`{"result":"r"}`, `{"action":"rewrite","text":"t","ingest":true}`, `{"decision":"handled","message":"m"}`,
+		`not json`, ``, `[1,2]`, `null`, `{"action":"block","message":"   "}`, `{"action":5}`,
+	} {
+		for ev := range fuzzEvents {
+			f.Add(uint8(ev), false, 0, []byte(s))
+		}
+		f.Add(uint8(0), true, 2, []byte(s))
+	}
+	f.Fuzz(func(t *testing.T, ev uint8, claude bool, exit int, stdout []byte) {
+		s := ShellSpec{Event: fuzzEvents[int(ev)%len(fuzzEvents)], Timeout: 1}
+		if claude {
+			s.Dialect = "claude"
+		}
+		v, err := s.Answer(&ShellRun{Stdout: stdout, Stderr: stdout, Exit: exit % 4})
+		if err != nil {
+			if !utf8.ValidString(err.Error()) {
+				t.Fatalf("error is not valid UTF-8: %q", err)
+			}
+			return
+		}
+		switch d := v.(type) {
+		case nil, *LLMContext, *Replace:
+		case *ToolDecision:
+			switch d.Action {
+			case "block":
+				if strings.TrimSpace(d.Message) == "" {
+					t.Fatalf("a block without a message: %+v", d)
+				}
+				if utf8.Valid(stdout) && !utf8.ValidString(d.Message) {
+					t.Fatalf("block message split a character: %q", d.Message)
+				}
+			case "modify":
+				if d.Args == nil {
+					t.Fatalf("a modify without args: %+v", d)
+				}
+			case "approve":
+			default:
+				t.Fatalf("tool decision with action %q", d.Action)
+			}
+			if s.Event != PreToolCallHook {
+				t.Fatalf("a tool decision for %s", s.Event)
+			}
+		case *DispatchDecision:
+			if d.Action == "" {
+				t.Fatalf("a dispatch decision without an action: %+v", d)
+			}
+		case *CommandDecision:
+			if d.Decision == "" {
+				t.Fatalf("a command decision without a decision: %+v", d)
+			}
+		default:
+			t.Fatalf("unexpected answer type %T", v)
+		}
+	})
+}
