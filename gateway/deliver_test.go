@@ -109,12 +109,36 @@ func TestSplit(t *testing.T) {
 	t.Run("emoji sequence kept whole", func(t *testing.T) {
 		fam := "👨‍👩‍👧‍👦"
 		for _, p := range Split(strings.Repeat(fam, 300), adapters.Limits{MaxLength: 100, Count: adapters.UTF16Len}) {
+			// whole families only: a cut inside one leaves a fragment
 			body := suffixRE.ReplaceAllString(p, "")
-			if strings.Trim(body, fam) != "" {
-				t.Fatalf("a family emoji was cut: %q", tail(body))
+			if rest := strings.ReplaceAll(body, fam, ""); rest != "" {
+				t.Fatalf("a family emoji was cut: %q is left of %q", rest, tail(body))
 			}
 		}
 	})
+}
+
+// A hard cut inside an open fence fills a part to the last unit: the
+// reopened fence, the text, the closing fence and the "\n(i/N)" suffix
+// together must still fit, so no room the split reserves is spare.
+func TestSplitFillsExactly(t *testing.T) {
+	for _, max := range []int{40, 64, 100, 4096} {
+		t.Run(fmt.Sprint(max), func(t *testing.T) {
+			text := "```\n" + strings.Repeat("x", 20*max) + "\n```"
+			lim := adapters.Limits{MaxLength: max}
+			parts := Split(text, lim)
+			checkParts(t, text, parts, lim)
+			full := 0
+			for _, p := range parts {
+				if lim.Len(p) == max {
+					full++
+				}
+			}
+			if full == 0 {
+				t.Fatalf("no part is filled to %d; the test would not notice a missing reservation", max)
+			}
+		})
+	}
 }
 
 func TestSplitTenMegabytes(t *testing.T) {
