@@ -41,4 +41,9 @@
 // messages are de-duplicated by (platform, chat, message id). Adapters
 // that can edit get streamed replies, edited at most once per
 // StreamInterval. Adapters and the agent run under recover boundaries.
+//
+// Adapters: an adapter whose Run returns or panics (the panic is logged)
+// is restarted after a jittered wait that doubles from 1 s up to 2
+// minutes, and starts from 1 s again after a connection that lasted a
+// minute; an adapters.FatalError stops it for good, reported by Health.
 package gateway

@@ -211,21 +211,27 @@ func (r *Runner) Run(ctx context.Context) error {
 	return nil
 }
 
+// Reconnect bounds for an adapter whose Run returned: the first wait is
+// about reconnectMin, doubling per failure up to reconnectMax (a platform
+// that comes back is noticed within two minutes); a connection that stayed
+// up for stableAfter was healthy, so its next failure starts from
+// reconnectMin again.
+const (
+	reconnectMin = time.Second
+	reconnectMax = 2 * time.Minute
+	stableAfter  = time.Minute
+)
+
 // runAdapter runs one adapter under a recover boundary, restarting it with
-// capped exponential backoff and jitter unless it failed fatally.
+// capped exponential backoff and jitter unless it failed fatally
+// (adapters.FatalError: a revoked token, say), which stops it for good.
 func (r *Runner) runAdapter(ctx context.Context, a adapters.Adapter) {
 	p := a.Platform()
-	backoff := time.Second
+	backoff := reconnectMin
 	for ctx.Err() == nil {
 		r.health.Store(p, "connecting")
-		err := func() (err error) {
-			defer func() {
-				if x := recover(); x != nil {
-					err = fmt.Errorf("adapter panicked: %v\n%s", x, debug.Stack())
-				}
-			}()
-			return a.Run(ctx, r)
-		}()
+		started := time.Now()
+		err := r.runOnce(ctx, a)
 		if ctx.Err() != nil {
 			r.health.Store(p, "stopped")
 			return
@@ -238,18 +244,34 @@ func (r *Runner) runAdapter(ctx context.Context, a adapters.Adapter) {
 			r.log.Error("platform stopped for good", "platform", p, "err", r.cfg.Redactor.Redact(err.Error()))
 			return
 		}
+		if time.Since(started) >= stableAfter {
+			backoff = reconnectMin
+		}
 		r.health.Store(p, "reconnecting")
 		wait := backoff/2 + rand.N(backoff/2+1)
 		r.log.Warn("platform connection lost; reconnecting", "platform", p, "err", r.cfg.Redactor.Redact(err.Error()), "in", wait)
+		t := time.NewTimer(wait)
 		select {
 		case <-ctx.Done():
+			t.Stop()
+			r.health.Store(p, "stopped")
 			return
-		case <-time.After(wait):
+		case <-t.C:
 		}
-		if backoff < 5*time.Minute {
-			backoff *= 2
-		}
+		backoff = min(2*backoff, reconnectMax)
 	}
+}
+
+// runOnce is one Run of a, behind the recover boundary: a panic is logged
+// with its stack and returned as an error, so the adapter is restarted.
+func (r *Runner) runOnce(ctx context.Context, a adapters.Adapter) (err error) {
+	defer func() {
+		if x := recover(); x != nil {
+			r.log.Error("adapter panicked", "platform", a.Platform(), "panic", r.cfg.Redactor.Redact(fmt.Sprint(x)), "stack", string(debug.Stack()))
+			err = fmt.Errorf("adapter panicked: %v", x)
+		}
+	}()
+	return a.Run(ctx, r)
 }
 
 // Health returns each platform's state.
