@@ -97,9 +97,12 @@ type Runner struct {
 
 	dedup *dedup
 
-	accepting  atomic.Bool
-	work       tracker  // intake and turn goroutines
-	health     sync.Map // platform → string
+	accepting atomic.Bool
+	work      tracker  // intake and turn goroutines
+	health    sync.Map // platform → string
+	// storeErr is the last store failure ("" after a write succeeded):
+	// /healthz reports it.
+	storeErr   atomic.Pointer[string]
 	startedAt  time.Time
 	baseCtx    context.Context
 	cancelBase context.CancelFunc
@@ -274,9 +277,17 @@ func (r *Runner) runOnce(ctx context.Context, a adapters.Adapter) (err error) {
 	return a.Run(ctx, r)
 }
 
-// Health returns each platform's state.
+// StoreKey is the key under which Health reports the state store.
+const StoreKey = "store"
+
+// Health returns each platform's state, and the state store's under
+// StoreKey: "ok", or "failed: …" once a write (or a read a turn needed)
+// failed, until a write succeeds again.
 func (r *Runner) Health() map[string]string {
-	out := map[string]string{}
+	out := map[string]string{StoreKey: "ok"}
+	if e := r.storeErr.Load(); e != nil && *e != "" {
+		out[StoreKey] = "failed: " + *e
+	}
 	for _, p := range r.order {
 		state := "unknown"
 		if h, ok := r.adapters[p].(adapters.Healther); ok {
@@ -306,4 +317,21 @@ func (r *Runner) Platforms() []string {
 func (r *Runner) Adapter(p herald.Platform) (adapters.Adapter, bool) {
 	a, ok := r.adapters[p]
 	return a, ok
+}
+
+// storeResult records the outcome of a store operation for Health: a
+// failure marks the store failing, a success clears it. A cancelled
+// context or a store closed at shutdown says nothing about the store.
+func (r *Runner) storeResult(err error) {
+	switch {
+	case err == nil:
+		if e := r.storeErr.Load(); e != nil && *e != "" {
+			r.log.Info("state store working again")
+			r.storeErr.Store(nil)
+		}
+	case errors.Is(err, context.Canceled), errors.Is(err, context.DeadlineExceeded), errors.Is(err, sessions.ErrClosed):
+	default:
+		msg := r.cfg.Redactor.Redact(err.Error())
+		r.storeErr.Store(&msg)
+	}
 }
