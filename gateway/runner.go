@@ -102,10 +102,13 @@ type Runner struct {
 	health    sync.Map // platform → string
 	// storeErr is the last store failure ("" after a write succeeded):
 	// /healthz reports it.
-	storeErr   atomic.Pointer[string]
-	startedAt  time.Time
-	baseCtx    context.Context
-	cancelBase context.CancelFunc
+	storeErr atomic.Pointer[string]
+	// storeDamage is what the integrity check at start found ("" or nil:
+	// nothing); it stays until restart.
+	storeDamage atomic.Pointer[string]
+	startedAt   time.Time
+	baseCtx     context.Context
+	cancelBase  context.CancelFunc
 }
 
 var (
@@ -182,10 +185,14 @@ func (r *Runner) Run(ctx context.Context) error {
 			r.runAdapter(actx, a)
 		}()
 	}
-	wg.Add(1)
+	wg.Add(2)
 	go func() {
 		defer wg.Done()
 		r.sweepLoop(actx)
+	}()
+	go func() {
+		defer wg.Done()
+		r.checkStore(actx)
 	}()
 	var names []string
 	for _, p := range r.order {
@@ -282,10 +289,14 @@ const StoreKey = "store"
 
 // Health returns each platform's state, and the state store's under
 // StoreKey: "ok", or "failed: …" once a write (or a read a turn needed)
-// failed, until a write succeeds again.
+// failed, until a write succeeds again, and for good when the integrity
+// check at start found damage.
 func (r *Runner) Health() map[string]string {
 	out := map[string]string{StoreKey: "ok"}
 	if e := r.storeErr.Load(); e != nil && *e != "" {
+		out[StoreKey] = "failed: " + *e
+	}
+	if e := r.storeDamage.Load(); e != nil && *e != "" {
 		out[StoreKey] = "failed: " + *e
 	}
 	for _, p := range r.order {
@@ -317,6 +328,21 @@ func (r *Runner) Platforms() []string {
 func (r *Runner) Adapter(p herald.Platform) (adapters.Adapter, bool) {
 	a, ok := r.adapters[p]
 	return a, ok
+}
+
+// checkStore runs the store's integrity check once, at start, so that a
+// damaged state.db shows in Health before a message finds it.
+func (r *Runner) checkStore(ctx context.Context) {
+	if r.store == nil {
+		return
+	}
+	err := r.store.Check(ctx)
+	if err == nil || ctx.Err() != nil {
+		return
+	}
+	msg := r.cfg.Redactor.Redact(err.Error())
+	r.log.Error("state store failed its integrity check", "err", msg)
+	r.storeDamage.Store(&msg)
 }
 
 // storeResult records the outcome of a store operation for Health: a

@@ -283,3 +283,30 @@ func (s *Store) SetOffset(ctx context.Context, platform, value string) error {
 		return err
 	})
 }
+
+// Check runs SQLite's quick_check over the whole database and returns an
+// error naming the damage it finds (nil when there is none). It reads
+// every page, so on a large store it takes a while: run it off any path a
+// message waits on.
+func (s *Store) Check(ctx context.Context) error {
+	rows, err := s.rdb.QueryContext(ctx, `PRAGMA quick_check(5)`)
+	if err != nil {
+		return fmt.Errorf("sessions: check %s: %w", s.path, err)
+	}
+	defer rows.Close()
+	var found []string
+	for rows.Next() {
+		var line string
+		if err := rows.Scan(&line); err != nil {
+			return fmt.Errorf("sessions: check %s: %w", s.path, err)
+		}
+		found = append(found, line)
+	}
+	if err := rows.Err(); err != nil {
+		return fmt.Errorf("sessions: check %s: %w", s.path, err)
+	}
+	if len(found) == 1 && found[0] == "ok" {
+		return nil
+	}
+	return fmt.Errorf("sessions: %s is damaged: %s", s.path, strings.Join(found, "; "))
+}
