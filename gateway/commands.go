@@ -115,8 +115,8 @@ func (r *Runner) builtin(ctx context.Context, c *chat, j *job, typed, canonical,
 		running, queued := c.running != nil, len(c.queue)
 		waiting := c.approval != nil
 		id := c.sessID()
-		if running && c.turnSess != "" {
-			id = c.turnSess
+		if running && c.turnSess != nil {
+			id = c.turnSess.ID
 		}
 		c.mu.Unlock()
 		state := "idle"

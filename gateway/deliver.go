@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"time"
 
+	openai "github.com/sashabaranov/go-openai"
+
 	"github.com/heraldgw/herald"
 	"github.com/heraldgw/herald/adapters"
 	"github.com/heraldgw/herald/sessions"
@@ -25,8 +27,13 @@ const DeliveryFailedNotice = "⚠️ Message delivery failed after multiple atte
 // configured.
 var ErrUnknownPlatform = errors.New("unknown or unconfigured platform")
 
+// ErrNotRecorded is returned (wrapped) by Deliver when the text was sent
+// but could not be stored in the chat's transcript: do not send it again.
+var ErrNotRecorded = errors.New("sent, but not recorded in the chat's transcript")
+
 // Deliver sends text to a target through the one delivery path and
-// records it in that chat's session transcript (when one is open).
+// records it in that chat's open sessions (whatever the chat's type, and
+// each participant's where groups are per user), once it was sent.
 func (r *Runner) Deliver(ctx context.Context, to herald.Target, text string) error {
 	a, ok := r.adapters[to.Platform]
 	if !ok {
@@ -45,9 +52,40 @@ func (r *Runner) Deliver(ctx context.Context, to herald.Target, text string) err
 	if _, err := r.send(ctx, a, to, text, ""); err != nil {
 		return err
 	}
-	src := herald.Source{Platform: to.Platform, ChatID: to.ChatID, ThreadID: to.ThreadID, ChatType: herald.ChatDM}
-	if sess, _ := r.store.OpenSession(ctx, sessions.Key(src, r.cfg.Keys)); sess != nil {
-		r.store.Append(ctx, nil, sessions.Message{SessionID: sess.ID, Role: "assistant", Content: r.cfg.Redactor.Redact(text)})
+	if err := r.record(context.WithoutCancel(ctx), to, text); err != nil {
+		r.log.Error("delivered text not recorded", "target", to.String(), "err", r.cfg.Redactor.Redact(err.Error()))
+		return fmt.Errorf("deliver to %s: %w: %w", to, ErrNotRecorded, err)
+	}
+	return nil
+}
+
+// record stores text, as said by the assistant, in every open session of
+// the chat it was delivered to, and in the history of those loaded.
+func (r *Runner) record(ctx context.Context, to herald.Target, text string) error {
+	open, err := r.store.OpenSessionsOfChat(ctx, string(to.Platform), to.ChatID, to.ThreadID)
+	if err != nil || len(open) == 0 {
+		if err != nil {
+			r.storeResult(err)
+		}
+		return err
+	}
+	content, now := r.cfg.Redactor.Redact(text), r.cfg.Now()
+	msgs := make([]sessions.Message, len(open))
+	for i, s := range open {
+		msgs[i] = sessions.Message{SessionID: s.ID, Role: openai.ChatMessageRoleAssistant, Content: content, CreatedAt: now}
+	}
+	err = r.store.Append(ctx, nil, msgs...)
+	r.storeResult(err)
+	if err != nil {
+		return err
+	}
+	for _, s := range open {
+		r.mu.Lock()
+		c := r.chats[s.Key]
+		r.mu.Unlock()
+		if c != nil {
+			r.remember(c, s.ID, openai.ChatMessageRoleAssistant, content)
+		}
 	}
 	return nil
 }

@@ -48,7 +48,9 @@ type chat struct {
 	freshReset bool      // made by /new: its first message fires session:start
 	lastActive time.Time // for the reset policy
 	autoReset  string    // why the policy ended the last session (for the notice)
-	turnSess   string    // the running turn's session id (maybe not stored yet)
+	// turnSess is the running turn's session (maybe not stored yet);
+	// whatever is written to the chat while the turn runs goes there.
+	turnSess *sessions.Session
 	// hookMsg is the id of the message pre_gateway_dispatch is looking
 	// at: side-channel replies during the hook are caused by it.
 	hookMsg string
@@ -278,6 +280,7 @@ func (r *Runner) turnLoop(c *chat, j *job, ctx context.Context, cancel context.C
 		r.safeTurn(ctx, c, j)
 		cancel(nil)
 		c.mu.Lock()
+		c.turnSess = nil
 		if len(c.queue) == 0 {
 			c.running, c.cancel = nil, nil
 			if c.idle != nil {
@@ -335,11 +338,17 @@ func (r *Runner) answering(c *chat, j *job) *job {
 // ApologyText is sent when a turn fails.
 const ApologyText = "Sorry — something went wrong while I was answering (the model did not respond). Please try again in a moment."
 
-// turn runs one agent turn for j and delivers its answer.
+// NotSavedText is sent instead of an answer that could not be stored: a
+// reply is only delivered once the turn is committed, so that what the
+// user reads is what the next turn remembers.
+const NotSavedText = "⚠️ Sorry — herald could not save this message (its storage is failing), so it was not answered. Please try again later."
+
+// turn runs one agent turn for j, commits it, and delivers its answer.
 func (r *Runner) turn(ctx context.Context, c *chat, j *job) {
 	m := j.msg
-	sess, created, notice, err := r.session(ctx, c, m.Source)
+	sess, created, notice, err := r.session(ctx, c, m.Source, true)
 	if err != nil {
+		r.storeResult(err)
 		r.log.Error("session store unavailable", "session_key", c.key, "err", err)
 		r.reply(j, "Sorry — herald could not open this conversation's history. Please try again.")
 		j.rec.Resolve(adapters.Outcome{Status: adapters.StatusDone, Err: err})
@@ -350,7 +359,7 @@ func (r *Runner) turn(ctx context.Context, c *chat, j *job) {
 	}
 	c.mu.Lock()
 	hist := c.history
-	c.turnSess = sess.ID
+	c.turnSess = sess
 	c.mu.Unlock()
 	src := m.Source
 	start := hooks.AgentStart{
@@ -380,23 +389,62 @@ func (r *Runner) turn(ctx context.Context, c *chat, j *job) {
 	if st != nil {
 		st.stop()
 	}
+	deliver := answerDelivered(ctx, res, runErr)
+	if !deliver && (res.Interrupted || ctx.Err() != nil) {
+		res.Messages = withoutUnsentAnswer(res.Messages)
+	}
 	// commit what the turn produced (even when interrupted, so the next
 	// turn sees the interrupted message) before anything is delivered
-	stored := r.toStored(sess.ID, res, &m)
-	var create *sessions.Session
-	if created {
-		create = sess
+	if err := r.commit(ctx, c, sess, created, res, &m); err != nil {
+		r.log.Error("could not store the turn; its answer is withheld", "session_id", sess.ID, "err", err)
+		end.Failed, end.Error = true, r.cfg.Redactor.Redact(err.Error())
+		cur := r.answering(c, j)
+		r.reply(cur, NotSavedText)
+		cur.rec.Resolve(adapters.Outcome{Status: adapters.StatusDone, SessionID: sess.ID, Err: err})
+		return
 	}
-	if err := r.store.Append(context.WithoutCancel(ctx), create, stored...); err != nil {
-		r.log.Error("could not store the turn", "session_id", sess.ID, "err", err)
+	r.finishTurn(ctx, c, j, sess, res, runErr, deliver, st, end)
+}
+
+// answerDelivered reports whether a turn's answer is to be delivered: it
+// is complete, and the turn was not cancelled, or was cancelled only by a
+// newer message after the answer was already made (that message is
+// answered next, with this answer in its history). An answer cut short,
+// or one made before /stop, /new or shutdown ended the turn, is not.
+func answerDelivered(ctx context.Context, res *agent.Result, runErr error) bool {
+	if runErr != nil || !res.Completed {
+		return false
+	}
+	return ctx.Err() == nil || errors.Is(context.Cause(ctx), errInterrupted)
+}
+
+// withoutUnsentAnswer drops the assistant text that ends an interrupted
+// turn: the user never saw it, so the next turn must not remember having
+// said it. The user's message and any tool calls (they ran) are kept.
+func withoutUnsentAnswer(msgs []openai.ChatCompletionMessage) []openai.ChatCompletionMessage {
+	if n := len(msgs); n > 0 && msgs[n-1].Role == openai.ChatMessageRoleAssistant && len(msgs[n-1].ToolCalls) == 0 {
+		return msgs[:n-1]
+	}
+	return msgs
+}
+
+// commit stores a turn's messages (creating its session if it is new) and
+// then makes them the chat's history, unless the chat moved on to another
+// session meanwhile (/new): a session this turn made is then ended.
+func (r *Runner) commit(ctx context.Context, c *chat, sess *sessions.Session, created bool, res *agent.Result, m *herald.Message) error {
+	stored := r.toStored(sess.ID, res, m)
+	err := r.store.Append(context.WithoutCancel(ctx), sess, stored...)
+	r.storeResult(err)
+	if err != nil {
+		return err
 	}
 	now := r.cfg.Now()
 	c.mu.Lock()
 	if created && c.sess == nil {
 		c.sess = sess
 	}
-	orphan := created && c.sess.ID != sess.ID
-	if c.sess.ID == sess.ID { // not reset meanwhile
+	current := c.sess != nil && c.sess.ID == sess.ID
+	if current {
 		// copy on append: a turn holds the old slice as its history
 		h := make([]openai.ChatCompletionMessage, 0, len(c.history)+len(res.Messages))
 		h = append(append(h, c.history...), res.Messages...)
@@ -407,17 +455,22 @@ func (r *Runner) turn(ctx context.Context, c *chat, j *job) {
 		c.lastActive = now
 	}
 	c.mu.Unlock()
-	if orphan { // /new came while this turn made its session
+	if created && !current { // /new came while this turn made its session
 		if err := r.store.EndSession(context.WithoutCancel(ctx), sess.ID, "session_reset", now); err != nil {
 			r.log.Error("could not end a superseded session", "session_id", sess.ID, "err", err)
 		}
 	}
+	return nil
+}
 
+// finishTurn delivers a committed turn's answer (or apology) and resolves
+// the receipt of the message it answers.
+func (r *Runner) finishTurn(ctx context.Context, c *chat, j *job, sess *sessions.Session, res *agent.Result, runErr error, deliver bool, st *stream, end *hooks.AgentEnd) {
 	cur := r.answering(c, j)
 	switch {
+	case deliver:
 	case res.Interrupted || ctx.Err() != nil:
-		cause := context.Cause(ctx)
-		end.Failed, end.Error = true, fmt.Sprint(cause)
+		end.Failed, end.Error = true, fmt.Sprint(context.Cause(ctx))
 		cur.rec.Resolve(adapters.Outcome{Status: adapters.StatusInterrupted, SessionID: sess.ID})
 		return
 	case runErr != nil:
@@ -428,11 +481,9 @@ func (r *Runner) turn(ctx context.Context, c *chat, j *job) {
 		return
 	}
 	end.Response = truncate(res.FinalResponse, 500)
-	if st != nil && st.finish(res.FinalResponse) {
-		cur.rec.Resolve(adapters.Outcome{Status: adapters.StatusDone, SessionID: sess.ID})
-		return
+	if st == nil || !st.finish(res.FinalResponse) {
+		r.reply(cur, res.FinalResponse)
 	}
-	r.reply(cur, res.FinalResponse)
 	cur.rec.Resolve(adapters.Outcome{Status: adapters.StatusDone, SessionID: sess.ID})
 }
 
@@ -450,12 +501,15 @@ func (r *Runner) runAgent(ctx context.Context, text string, o agent.Options) (re
 	return r.cfg.Agent.Run(ctx, text, o)
 }
 
-// session returns the chat's open session, applying the reset policy: an
-// expired session is finalized and ended, and a new one (not yet stored:
-// the turn's first commit creates it) takes its place. session:start is
-// emitted for a new session and for the first message after /new. notice
-// is the text telling the user about an automatic reset.
-func (r *Runner) session(ctx context.Context, c *chat, src herald.Source) (sess *sessions.Session, created bool, notice string, err error) {
+// session returns the session c's messages go to. For a turn (forTurn)
+// it applies the reset policy: an expired session is finalized and ended,
+// and a new one (not yet stored: the turn's commit creates it) takes its
+// place. Anything else written while a turn runs (an ingested message, a
+// transcript line) joins the running turn's session and never ends it:
+// like the sweep, the policy waits for the turn. session:start is emitted
+// for a new session and for the first message after /new. notice is the
+// text telling the user about an automatic reset.
+func (r *Runner) session(ctx context.Context, c *chat, src herald.Source, forTurn bool) (sess *sessions.Session, created bool, notice string, err error) {
 	if err := r.load(ctx, c); err != nil {
 		return nil, false, "", err
 	}
@@ -464,7 +518,15 @@ func (r *Runner) session(ctx context.Context, c *chat, src herald.Source) (sess 
 	sess = c.sess
 	var expired *sessions.Session
 	var reason string
-	if sess != nil {
+	if !forTurn && c.running != nil {
+		if c.turnSess != nil {
+			sess = c.turnSess
+		}
+		if sess != nil {
+			c.mu.Unlock()
+			return sess, false, "", nil
+		}
+	} else if sess != nil {
 		if why, ok := r.cfg.Reset.Expired(c.lastActive, now); ok {
 			expired, reason = sess, why
 			c.autoReset = ""
@@ -483,6 +545,10 @@ func (r *Runner) session(ctx context.Context, c *chat, src herald.Source) (sess 
 		sess.Model = r.cfg.Agent.ModelName
 		created = true
 		c.autoReset = ""
+		if !forTurn && c.running != nil {
+			// the turn about to start in this chat finds it and joins it
+			c.sess = sess
+		}
 	}
 	c.lastActive = now
 	c.mu.Unlock()
@@ -585,34 +651,48 @@ func (r *Runner) reply(j *job, text string) {
 }
 
 // AppendTranscript implements herald.TranscriptAppender: the message is
-// stored in the session of from's chat (created if needed) with no turn.
+// stored in the session of from's chat (created if needed; the running
+// turn's while one runs) with no turn.
 func (r *Runner) AppendTranscript(ctx context.Context, from herald.Source, role, text string) error {
 	if from.ChatType == "" {
 		from.ChatType = herald.ChatDM
 	}
 	c := r.chat(sessions.Key(from, r.cfg.Keys))
-	sess, created, _, err := r.session(ctx, c, from)
+	sess, created, _, err := r.session(ctx, c, from, false)
 	if err != nil {
-		return err
-	}
-	var create *sessions.Session
-	if created {
-		create = sess
+		r.storeResult(err)
+		return fmt.Errorf("append to the transcript of %s: %w", c.key, err)
 	}
 	msg := sessions.Message{SessionID: sess.ID, Role: role, Content: r.cfg.Redactor.Redact(text), CreatedAt: r.cfg.Now()}
-	if err := r.store.Append(ctx, create, msg); err != nil {
+	err = r.store.Append(ctx, sess, msg)
+	r.storeResult(err)
+	if err != nil {
 		return fmt.Errorf("append to the transcript of %s: %w", c.key, err)
 	}
 	c.mu.Lock()
 	if created && c.sess == nil {
 		c.sess = sess
 	}
-	if c.sess != nil && c.sess.ID == sess.ID {
-		h := make([]openai.ChatCompletionMessage, 0, len(c.history)+1)
-		c.history = append(append(h, c.history...), openai.ChatCompletionMessage{Role: role, Content: msg.Content})
-	}
 	c.mu.Unlock()
+	r.remember(c, sess.ID, role, msg.Content)
 	return nil
+}
+
+// remember adds a stored message to c's history when it went to the
+// chat's current session.
+func (r *Runner) remember(c *chat, sessionID, role, content string) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.sess == nil || c.sess.ID != sessionID {
+		return
+	}
+	// copy on append: a running turn holds the old slice as its history
+	h := make([]openai.ChatCompletionMessage, 0, len(c.history)+1)
+	h = append(append(h, c.history...), openai.ChatCompletionMessage{Role: role, Content: content})
+	if n := len(h); n > r.cfg.HistoryLimit {
+		h = h[n-r.cfg.HistoryLimit:]
+	}
+	c.history = h
 }
 
 func truncate(s string, n int) string {

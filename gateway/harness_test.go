@@ -169,7 +169,13 @@ type harnessOpt func(*Config)
 
 func newHarness(t *testing.T, model agent.Model, opts ...harnessOpt) *harness {
 	t.Helper()
-	st, err := sessions.Open(filepath.Join(t.TempDir(), "state.db"))
+	return newHarnessAt(t, filepath.Join(t.TempDir(), "state.db"), model, opts...)
+}
+
+// newHarnessAt is newHarness on the state database at path.
+func newHarnessAt(t *testing.T, path string, model agent.Model, opts ...harnessOpt) *harness {
+	t.Helper()
+	st, err := sessions.Open(path)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -180,7 +186,7 @@ func newHarness(t *testing.T, model agent.Model, opts ...harnessOpt) *harness {
 	}
 	tools := agent.NewTools(dangerTool{})
 	ag := &agent.Agent{Model: model, Tools: tools, Hooks: reg, ModelName: "echo-test"}
-	h.loc = local.New(local.Config{Listen: "127.0.0.1:0", Token: "tok"})
+	h.loc = local.New(local.Config{Listen: "127.0.0.1:0", Token: "tok", Health: h.health})
 	cfg := Config{
 		Adapters: []adapters.Adapter{h.loc}, Store: st, Hooks: reg, Agent: ag,
 		Auth: map[herald.Platform]PlatformAuth{herald.PlatformLocal: {TrustAll: true}},
@@ -210,6 +216,9 @@ func (h *harness) close() {
 	cancel()
 	h.store.Close()
 }
+
+// health is the runner's Health for /healthz, as cmd wires it.
+func (h *harness) health() map[string]string { return h.runner.Health() }
 
 // allowOnly sets the local platform's allowlist.
 func allowOnly(users ...string) harnessOpt {

@@ -136,9 +136,10 @@ func (r *Runner) finalizeRunning() {
 	for _, c := range chats {
 		c.mu.Lock()
 		running := c.running != nil
-		id := c.turnSess
+		ts := c.turnSess
 		c.mu.Unlock()
-		if running && id != "" {
+		if running && ts != nil {
+			id := ts.ID
 			r.hooks.Emit(hooks.OnSessionFinalizeHook, &hooks.SessionFinalized{SessionID: &id, Platform: "gateway"})
 		}
 	}

@@ -135,20 +135,26 @@ func TestShutdownFinalizesRunningSessions(t *testing.T) {
 
 func o2(r *adapters.Receipt) string { return r.Outcome().SessionID }
 
-// A session that never had a message expires without a notice.
+// A session that never had a message expires without a notice, whether
+// the sweep or the next message finds it expired.
 func TestNoNoticeForEmptySession(t *testing.T) {
-	synctest.Test(t, func(t *testing.T) {
-		ad := &fakeAdapter{name: "fake"}
-		b := newBubble(t, ad, nil, func(c *Config) {
-			c.Reset = sessions.ResetPolicy{Mode: sessions.ResetIdle, IdleMinutes: 60}
+	for name, sweep := range map[string]time.Duration{"sweep": 5 * time.Minute, "next message": 24 * time.Hour} {
+		t.Run(name, func(t *testing.T) {
+			synctest.Test(t, func(t *testing.T) {
+				ad := &fakeAdapter{name: "fake"}
+				b := newBubble(t, ad, nil, func(c *Config) {
+					c.Reset = sessions.ResetPolicy{Mode: sessions.ResetIdle, IdleMinutes: 60}
+					c.SweepInterval = sweep
+				})
+				defer b.stop()
+				outcome(t, b.send("c1", "u1", "/new"))
+				time.Sleep(2 * time.Hour)
+				outcome(t, b.send("c1", "u1", "hello"))
+				got := ad.texts()
+				if len(got) != 2 || got[1] != echo+"hello" {
+					t.Fatalf("sent %q", got)
+				}
+			})
 		})
-		defer b.stop()
-		outcome(t, b.send("c1", "u1", "/new"))
-		time.Sleep(2 * time.Hour)
-		outcome(t, b.send("c1", "u1", "hello"))
-		got := ad.texts()
-		if len(got) != 2 || got[1] != echo+"hello" {
-			t.Fatalf("sent %q", got)
-		}
-	})
+	}
 }

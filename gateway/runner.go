@@ -97,12 +97,18 @@ type Runner struct {
 
 	dedup *dedup
 
-	accepting  atomic.Bool
-	work       tracker  // intake and turn goroutines
-	health     sync.Map // platform → string
-	startedAt  time.Time
-	baseCtx    context.Context
-	cancelBase context.CancelFunc
+	accepting atomic.Bool
+	work      tracker  // intake and turn goroutines
+	health    sync.Map // platform → string
+	// storeErr is the last store failure ("" after a write succeeded):
+	// /healthz reports it.
+	storeErr atomic.Pointer[string]
+	// storeDamage is what the integrity check at start found ("" or nil:
+	// nothing); it stays until restart.
+	storeDamage atomic.Pointer[string]
+	startedAt   time.Time
+	baseCtx     context.Context
+	cancelBase  context.CancelFunc
 }
 
 var (
@@ -179,10 +185,14 @@ func (r *Runner) Run(ctx context.Context) error {
 			r.runAdapter(actx, a)
 		}()
 	}
-	wg.Add(1)
+	wg.Add(2)
 	go func() {
 		defer wg.Done()
 		r.sweepLoop(actx)
+	}()
+	go func() {
+		defer wg.Done()
+		r.checkStore(actx)
 	}()
 	var names []string
 	for _, p := range r.order {
@@ -211,21 +221,27 @@ func (r *Runner) Run(ctx context.Context) error {
 	return nil
 }
 
+// Reconnect bounds for an adapter whose Run returned: the first wait is
+// about reconnectMin, doubling per failure up to reconnectMax (a platform
+// that comes back is noticed within two minutes); a connection that stayed
+// up for stableAfter was healthy, so its next failure starts from
+// reconnectMin again.
+const (
+	reconnectMin = time.Second
+	reconnectMax = 2 * time.Minute
+	stableAfter  = time.Minute
+)
+
 // runAdapter runs one adapter under a recover boundary, restarting it with
-// capped exponential backoff and jitter unless it failed fatally.
+// capped exponential backoff and jitter unless it failed fatally
+// (adapters.FatalError: a revoked token, say), which stops it for good.
 func (r *Runner) runAdapter(ctx context.Context, a adapters.Adapter) {
 	p := a.Platform()
-	backoff := time.Second
+	backoff := reconnectMin
 	for ctx.Err() == nil {
 		r.health.Store(p, "connecting")
-		err := func() (err error) {
-			defer func() {
-				if x := recover(); x != nil {
-					err = fmt.Errorf("adapter panicked: %v\n%s", x, debug.Stack())
-				}
-			}()
-			return a.Run(ctx, r)
-		}()
+		started := time.Now()
+		err := r.runOnce(ctx, a)
 		if ctx.Err() != nil {
 			r.health.Store(p, "stopped")
 			return
@@ -238,23 +254,51 @@ func (r *Runner) runAdapter(ctx context.Context, a adapters.Adapter) {
 			r.log.Error("platform stopped for good", "platform", p, "err", r.cfg.Redactor.Redact(err.Error()))
 			return
 		}
+		if time.Since(started) >= stableAfter {
+			backoff = reconnectMin
+		}
 		r.health.Store(p, "reconnecting")
 		wait := backoff/2 + rand.N(backoff/2+1)
 		r.log.Warn("platform connection lost; reconnecting", "platform", p, "err", r.cfg.Redactor.Redact(err.Error()), "in", wait)
+		t := time.NewTimer(wait)
 		select {
 		case <-ctx.Done():
+			t.Stop()
+			r.health.Store(p, "stopped")
 			return
-		case <-time.After(wait):
+		case <-t.C:
 		}
-		if backoff < 5*time.Minute {
-			backoff *= 2
-		}
+		backoff = min(2*backoff, reconnectMax)
 	}
 }
 
-// Health returns each platform's state.
+// runOnce is one Run of a, behind the recover boundary: a panic is logged
+// with its stack and returned as an error, so the adapter is restarted.
+func (r *Runner) runOnce(ctx context.Context, a adapters.Adapter) (err error) {
+	defer func() {
+		if x := recover(); x != nil {
+			r.log.Error("adapter panicked", "platform", a.Platform(), "panic", r.cfg.Redactor.Redact(fmt.Sprint(x)), "stack", string(debug.Stack()))
+			err = fmt.Errorf("adapter panicked: %v", x)
+		}
+	}()
+	return a.Run(ctx, r)
+}
+
+// StoreKey is the key under which Health reports the state store.
+const StoreKey = "store"
+
+// Health returns each platform's state, and the state store's under
+// StoreKey: "ok", or "failed: …" once a write (or a read a turn needed)
+// failed, until a write succeeds again, and for good when the integrity
+// check at start found damage.
 func (r *Runner) Health() map[string]string {
-	out := map[string]string{}
+	out := map[string]string{StoreKey: "ok"}
+	if e := r.storeErr.Load(); e != nil && *e != "" {
+		out[StoreKey] = "failed: " + *e
+	}
+	if e := r.storeDamage.Load(); e != nil && *e != "" {
+		out[StoreKey] = "failed: " + *e
+	}
 	for _, p := range r.order {
 		state := "unknown"
 		if h, ok := r.adapters[p].(adapters.Healther); ok {
@@ -284,4 +328,36 @@ func (r *Runner) Platforms() []string {
 func (r *Runner) Adapter(p herald.Platform) (adapters.Adapter, bool) {
 	a, ok := r.adapters[p]
 	return a, ok
+}
+
+// checkStore runs the store's integrity check once, at start, so that a
+// damaged state.db shows in Health before a message finds it.
+func (r *Runner) checkStore(ctx context.Context) {
+	if r.store == nil {
+		return
+	}
+	err := r.store.Check(ctx)
+	if err == nil || ctx.Err() != nil {
+		return
+	}
+	msg := r.cfg.Redactor.Redact(err.Error())
+	r.log.Error("state store failed its integrity check", "err", msg)
+	r.storeDamage.Store(&msg)
+}
+
+// storeResult records the outcome of a store operation for Health: a
+// failure marks the store failing, a success clears it. A cancelled
+// context or a store closed at shutdown says nothing about the store.
+func (r *Runner) storeResult(err error) {
+	switch {
+	case err == nil:
+		if e := r.storeErr.Load(); e != nil && *e != "" {
+			r.log.Info("state store working again")
+			r.storeErr.Store(nil)
+		}
+	case errors.Is(err, context.Canceled), errors.Is(err, context.DeadlineExceeded), errors.Is(err, sessions.ErrClosed):
+	default:
+		msg := r.cfg.Redactor.Redact(err.Error())
+		r.storeErr.Store(&msg)
+	}
 }

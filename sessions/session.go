@@ -98,7 +98,8 @@ func (s *Store) Session(ctx context.Context, id string) (*Session, error) {
 	return sess, err
 }
 
-// CreateSession stores a new session.
+// CreateSession stores a new session (nothing happens when a session with
+// its id is stored already).
 func (s *Store) CreateSession(ctx context.Context, sess *Session) error {
 	return s.Write(ctx, func(tx *sql.Tx) error { return s.insertSession(tx, sess) })
 }
@@ -119,6 +120,26 @@ func (s *Store) EndSession(ctx context.Context, id, reason string, at time.Time)
 	})
 }
 
+// OpenSessionsOfChat returns the open sessions of one chat (of any chat
+// type, and every participant's where groups are per user), most recently
+// used first.
+func (s *Store) OpenSessionsOfChat(ctx context.Context, platform, chatID, threadID string) ([]*Session, error) {
+	rows, err := s.rdb.QueryContext(ctx, `SELECT `+sessionCols+` FROM sessions WHERE ended_at IS NULL AND platform = ? AND chat_id = ? AND thread_id = ? ORDER BY updated_at DESC`, platform, chatID, threadID)
+	if err != nil {
+		return nil, fmt.Errorf("sessions: open sessions of %s:%s: %w", platform, chatID, err)
+	}
+	defer rows.Close()
+	var out []*Session
+	for rows.Next() {
+		sess, err := scanSession(rows)
+		if err != nil {
+			return nil, fmt.Errorf("sessions: open sessions of %s:%s: %w", platform, chatID, err)
+		}
+		out = append(out, sess)
+	}
+	return out, rows.Err()
+}
+
 // ReplaceSession ends old (if not nil) and creates next in one transaction.
 func (s *Store) ReplaceSession(ctx context.Context, old *Session, reason string, next *Session) error {
 	return s.Write(ctx, func(tx *sql.Tx) error {
@@ -133,8 +154,9 @@ func (s *Store) ReplaceSession(ctx context.Context, old *Session, reason string,
 
 // Append stores messages (all of one session or several) and bumps each
 // session's updated_at and message_count, in one committed transaction.
-// The session is created first when create is not nil (so a new session
-// and its first messages cost one commit).
+// The session is created first when create is not nil and not stored yet
+// (so a new session and its first messages cost one commit, and two
+// writers that both hold a new session may both pass it).
 func (s *Store) Append(ctx context.Context, create *Session, msgs ...Message) error {
 	if len(msgs) == 0 && create == nil {
 		return nil
@@ -260,4 +282,31 @@ func (s *Store) SetOffset(ctx context.Context, platform, value string) error {
 		_, err := tx.Exec(`INSERT INTO platform_offsets(platform, value, updated_at) VALUES (?,?,?) ON CONFLICT(platform) DO UPDATE SET value = excluded.value, updated_at = excluded.updated_at`, platform, value, ms(time.Now()))
 		return err
 	})
+}
+
+// Check runs SQLite's quick_check over the whole database and returns an
+// error naming the damage it finds (nil when there is none). It reads
+// every page, so on a large store it takes a while: run it off any path a
+// message waits on.
+func (s *Store) Check(ctx context.Context) error {
+	rows, err := s.rdb.QueryContext(ctx, `PRAGMA quick_check(5)`)
+	if err != nil {
+		return fmt.Errorf("sessions: check %s: %w", s.path, err)
+	}
+	defer rows.Close()
+	var found []string
+	for rows.Next() {
+		var line string
+		if err := rows.Scan(&line); err != nil {
+			return fmt.Errorf("sessions: check %s: %w", s.path, err)
+		}
+		found = append(found, line)
+	}
+	if err := rows.Err(); err != nil {
+		return fmt.Errorf("sessions: check %s: %w", s.path, err)
+	}
+	if len(found) == 1 && found[0] == "ok" {
+		return nil
+	}
+	return fmt.Errorf("sessions: %s is damaged: %s", s.path, strings.Join(found, "; "))
 }

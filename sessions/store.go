@@ -73,7 +73,7 @@ func Open(path string) (*Store, error) {
 	}{
 		{&st.stInsertMsg, `INSERT INTO messages(session_id, role, content, tool_calls, tool_call_id, tool_name, platform_message_id, created_at) VALUES (?,?,?,?,?,?,?,?)`},
 		{&st.stBumpSession, `UPDATE sessions SET message_count = message_count + ?, updated_at = MAX(updated_at, ?) WHERE id = ?`},
-		{&st.stInsertSession, `INSERT INTO sessions(` + sessionCols + `) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,NULL,'',0)`},
+		{&st.stInsertSession, `INSERT INTO sessions(` + sessionCols + `) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,NULL,'',0) ON CONFLICT(id) DO NOTHING`},
 	} {
 		if *p.dst, err = wdb.Prepare(p.q); err != nil {
 			wdb.Close()

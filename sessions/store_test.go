@@ -144,3 +144,31 @@ func TestKeys(t *testing.T) {
 		t.Errorf("KeyPlatform = %q", p)
 	}
 }
+
+// A session created twice (a turn and an ingest both holding the turn's
+// new session) is stored once, with the messages of both; the open
+// sessions of a chat are found whatever its key; a healthy store passes
+// its integrity check.
+func TestIdempotentCreateAndChatSessions(t *testing.T) {
+	s, _ := open(t)
+	ctx := context.Background()
+	now := time.Now()
+	src := herald.Source{Platform: "telegram", ChatID: "-100", ChatType: herald.ChatGroup, UserID: "7"}
+	sess := NewSession(Key(src, KeyOptions{GroupPerUser: true}), src, now)
+	for i := range 2 {
+		if err := s.Append(ctx, sess, Message{SessionID: sess.ID, Role: "user", Content: fmt.Sprint("m", i), CreatedAt: now}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	got, err := s.Session(ctx, sess.ID)
+	if err != nil || got.MessageCount != 2 {
+		t.Fatalf("session %+v %v", got, err)
+	}
+	chatSessions, err := s.OpenSessionsOfChat(ctx, "telegram", "-100", "")
+	if err != nil || len(chatSessions) != 1 || chatSessions[0].ID != sess.ID {
+		t.Fatalf("open sessions of the chat: %+v %v", chatSessions, err)
+	}
+	if err := s.Check(ctx); err != nil {
+		t.Fatal(err)
+	}
+}

@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"maps"
 	"net"
 	"net/http"
 	"strconv"
@@ -30,7 +31,8 @@ type Config struct {
 	// Events subscribes fn to every hook point; it returns an unsubscribe
 	// function. Nil disables /v1/events.
 	Events func(fn func(name string, payload any)) (unsubscribe func())
-	// Health reports every platform's state for /healthz.
+	// Health reports every platform's state for /healthz, and the state
+	// store's under "store" ("ok" or "failed: …").
 	Health func() map[string]string
 	// OnListen is called with the bound address once listening.
 	OnListen func(addr string)
@@ -380,18 +382,32 @@ func (a *Adapter) events(w http.ResponseWriter, r *http.Request) {
 	}
 }
 
+// healthz answers 200 with status "ok", or "degraded" when a platform
+// failed for good; and 503 with status "failing" when the state store
+// fails (Health reports it under "store"), since then no message can be
+// kept.
 func (a *Adapter) healthz(w http.ResponseWriter, r *http.Request) {
 	platforms := map[string]string{"local": a.Health()}
 	if a.cfg.Health != nil {
-		platforms = a.cfg.Health()
+		platforms = maps.Clone(a.cfg.Health())
 	}
-	status := "ok"
+	body := map[string]any{"platforms": platforms}
+	store, hasStore := platforms["store"]
+	if hasStore {
+		delete(platforms, "store")
+		body["store"] = store
+	}
+	status, code := "ok", http.StatusOK
 	for _, s := range platforms {
 		if strings.HasPrefix(s, "failed") {
 			status = "degraded"
 		}
 	}
-	writeJSON(w, http.StatusOK, map[string]any{"status": status, "platforms": platforms})
+	if strings.HasPrefix(store, "failed") {
+		status, code = "failing", http.StatusServiceUnavailable
+	}
+	body["status"] = status
+	writeJSON(w, code, body)
 }
 
 //go:embed page.html
