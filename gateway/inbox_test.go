@@ -9,7 +9,9 @@ import (
 	"context"
 	"database/sql"
 	"encoding/json"
+	"fmt"
 	"net/http"
+	"net/http/httptest"
 	"path/filepath"
 	"strings"
 	"sync"
@@ -18,6 +20,7 @@ import (
 
 	"github.com/heraldgw/herald"
 	"github.com/heraldgw/herald/adapters"
+	"github.com/heraldgw/herald/adapters/local"
 	"github.com/heraldgw/herald/adapters/slack"
 	"github.com/heraldgw/herald/adapters/slack/slacktest"
 	"github.com/heraldgw/herald/adapters/telegram"
@@ -371,4 +374,25 @@ func TestNotAcknowledgedWhenNotStored(t *testing.T) {
 			t.Fatalf("events API answered %d; want 503", code)
 		}
 	})
+}
+
+// The local platform numbers messages sent without an id itself: those
+// numbers must not repeat after a restart, or the journal would take a
+// new message for a replay.
+func TestLocalMessagesWithoutIDAfterRestart(t *testing.T) {
+	dir := t.TempDir()
+	for round := range 2 {
+		loc := local.New(local.Config{Listen: "127.0.0.1:0", Token: "tok"})
+		rn := runAt(t, dir, nil, []adapters.Adapter{loc}, func(c *Config) {
+			c.Auth = map[herald.Platform]PlatformAuth{herald.PlatformLocal: {TrustAll: true}}
+		})
+		srv := httptest.NewServer(loc.Handler(rn.r))
+		h := &harness{t: t, srv: srv}
+		r := h.post(msg{User: "u1", Text: fmt.Sprint("hello ", round)})
+		if r.Status != adapters.StatusDone || len(r.Replies) != 1 {
+			t.Fatalf("run %d: %+v", round+1, r)
+		}
+		srv.Close()
+		rn.stop()
+	}
 }
