@@ -13,6 +13,7 @@ import (
 	"errors"
 	"fmt"
 	"strconv"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -34,7 +35,16 @@ const (
 const SaveFailedText = "Sorry — herald could not save your message, so it was not taken. Please send it again in a moment."
 
 // inboxKey names a journal row.
-type inboxKey struct{ platform, chat, id string }
+type inboxKey = sessions.InboundKey
+
+// finishing collects journal rows whose messages were handled, for one
+// goroutine to finish in batches (a store commit per message would leave
+// a goroutine per message waiting on the writer under load).
+type finishing struct {
+	mu       sync.Mutex
+	keys     []inboxKey
+	draining bool
+}
 
 // unnamed numbers journal rows of messages that came without an id (they
 // cannot be replayed, so they need no dedup, only a row of their own).
@@ -43,16 +53,16 @@ var unnamed atomic.Int64
 // journal stores m in the inbound journal. fresh is false when the message
 // is already in it.
 func (r *Runner) journal(ctx context.Context, m *herald.Message) (key inboxKey, fresh bool, err error) {
-	key = inboxKey{platform: string(m.Source.Platform), chat: m.Source.ChatID, id: m.ID}
-	if key.id == "" {
-		key.id = "~" + strconv.FormatInt(r.cfg.Now().UnixNano(), 36) + "." + strconv.FormatInt(unnamed.Add(1), 36)
+	key = inboxKey{Platform: string(m.Source.Platform), ChatID: m.Source.ChatID, MessageID: m.ID}
+	if key.MessageID == "" {
+		key.MessageID = "~" + strconv.FormatInt(r.cfg.Now().UnixNano(), 36) + "." + strconv.FormatInt(unnamed.Add(1), 36)
 	}
 	body, err := json.Marshal(m)
 	if err != nil {
 		return key, false, fmt.Errorf("encode message: %w", err)
 	}
 	fresh, err = r.store.RecordInbound(ctx, sessions.Inbound{
-		Platform: key.platform, ChatID: key.chat, MessageID: key.id, Message: string(body), ReceivedAt: m.Received,
+		Platform: key.Platform, ChatID: key.ChatID, MessageID: key.MessageID, Message: string(body), ReceivedAt: m.Received,
 	})
 	return key, fresh, err
 }
@@ -75,8 +85,34 @@ func (r *Runner) watch(j *job) {
 		if o.Status == adapters.StatusQueued || o.Status == adapters.StatusAwaitingInput {
 			r.waitIdle(sessions.Key(j.msg.Source, r.cfg.Keys))
 		}
-		r.finishInbox(*j.inbox, sessions.InboundDone)
+		r.finished(*j.inbox)
 	}()
+}
+
+// finished queues k to be finished. The first caller to find nobody
+// writing the queue writes it, in batches, until it is empty; finished
+// runs only on watch goroutines, which Run waits for.
+func (r *Runner) finished(k inboxKey) {
+	f := &r.finishing
+	f.mu.Lock()
+	f.keys = append(f.keys, k)
+	if f.draining {
+		f.mu.Unlock()
+		return
+	}
+	f.draining = true
+	for len(f.keys) > 0 {
+		keys := f.keys
+		f.keys = nil
+		f.mu.Unlock()
+		// the wall clock, as pruneInbox's cutoff: this runs off the intake
+		if err := r.store.FinishInbound(context.Background(), keys, sessions.InboundDone, time.Now()); err != nil {
+			r.log.Error("could not mark inbound messages handled; a restart may answer them again", "messages", len(keys), "err", err)
+		}
+		f.mu.Lock()
+	}
+	f.draining = false
+	f.mu.Unlock()
 }
 
 // waitIdle returns once the chat with key runs no turn.
@@ -100,11 +136,10 @@ func (r *Runner) waitIdle(key string) {
 	<-idle
 }
 
-// finishInbox finishes a journal row. Its time is the wall clock's (as
-// pruneInbox's cutoff is), not Config.Now: it runs off the intake.
+// finishInbox finishes one journal row at once (the replay's give-ups).
 func (r *Runner) finishInbox(k inboxKey, state string) {
-	if err := r.store.SetInboundState(context.Background(), k.platform, k.chat, k.id, state, time.Now()); err != nil {
-		r.log.Error("could not mark an inbound message handled; a restart may answer it again", "platform", k.platform, "chat", k.chat, "message_id", k.id, "err", err)
+	if err := r.store.FinishInbound(context.Background(), []inboxKey{k}, state, time.Now()); err != nil {
+		r.log.Error("could not mark an inbound message handled", "platform", k.Platform, "chat", k.ChatID, "message_id", k.MessageID, "err", err)
 	}
 }
 
@@ -136,7 +171,7 @@ func (r *Runner) readUnfinished() []sessions.Inbound {
 // crashed again while handling it) is not replayed a third time.
 func (r *Runner) replayUnfinished(ctx context.Context, rows []sessions.Inbound) {
 	for _, in := range rows {
-		k := inboxKey{platform: in.Platform, chat: in.ChatID, id: in.MessageID}
+		k := inboxKey{Platform: in.Platform, ChatID: in.ChatID, MessageID: in.MessageID}
 		var m herald.Message
 		if in.State != sessions.InboundReceived {
 			r.log.Warn("a message was left unfinished twice; giving it up", "platform", in.Platform, "chat", in.ChatID, "message_id", in.MessageID)
@@ -148,7 +183,7 @@ func (r *Runner) replayUnfinished(ctx context.Context, rows []sessions.Inbound) 
 			r.finishInbox(k, sessions.InboundAbandoned)
 			continue
 		}
-		if err := r.store.SetInboundState(ctx, k.platform, k.chat, k.id, sessions.InboundReplayed, time.Now()); err != nil {
+		if err := r.store.SetInboundState(ctx, k.Platform, k.ChatID, k.MessageID, sessions.InboundReplayed, time.Now()); err != nil {
 			r.log.Error("could not mark a message replayed; not replaying it now", "message_id", in.MessageID, "err", err)
 			continue
 		}

@@ -91,6 +91,14 @@ func (r *Runner) evictIdle() int {
 		}
 		c.mu.Unlock()
 	}
+	if n > len(r.chats) {
+		// a Go map keeps its peak size: copy what is left into a new one
+		kept := make(map[string]*chat, len(r.chats))
+		for key, c := range r.chats {
+			kept[key] = c
+		}
+		r.chats = kept
+	}
 	return n
 }
 

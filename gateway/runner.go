@@ -102,6 +102,7 @@ type Runner struct {
 	accepting atomic.Bool
 	work      tracker // intake and turn goroutines
 	bg        tracker // journal watchers and notices sent off the intake
+	finishing finishing
 	// unfinished are the journal rows the last run left unfinished
 	// (read by New, handled by Run)
 	unfinished []sessions.Inbound

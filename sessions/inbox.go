@@ -61,23 +61,46 @@ func (s *Store) RecordInbound(ctx context.Context, in Inbound) (fresh bool, err 
 	return fresh, nil
 }
 
-// SetInboundState sets an unfinished row's state. InboundDone and
-// InboundAbandoned finish it: the message body is cleared and at is kept
-// as its finishing time.
+// SetInboundState sets an unfinished row's state; InboundDone and
+// InboundAbandoned finish it (see FinishInbound).
 func (s *Store) SetInboundState(ctx context.Context, platform, chatID, messageID, state string, at time.Time) error {
+	if state == InboundDone || state == InboundAbandoned {
+		return s.FinishInbound(ctx, []InboundKey{{platform, chatID, messageID}}, state, at)
+	}
 	err := s.Write(ctx, func(tx *sql.Tx) error {
-		var err error
-		if state == InboundDone || state == InboundAbandoned {
-			_, err = tx.Exec(`UPDATE inbox SET state = ?, finished_at = ?, message = '' WHERE platform = ? AND chat_id = ? AND message_id = ? AND finished_at IS NULL`,
-				state, ms(at), platform, chatID, messageID)
-		} else {
-			_, err = tx.Exec(`UPDATE inbox SET state = ? WHERE platform = ? AND chat_id = ? AND message_id = ? AND finished_at IS NULL`,
-				state, platform, chatID, messageID)
-		}
+		_, err := tx.Exec(`UPDATE inbox SET state = ? WHERE platform = ? AND chat_id = ? AND message_id = ? AND finished_at IS NULL`,
+			state, platform, chatID, messageID)
 		return err
 	})
 	if err != nil {
 		return fmt.Errorf("sessions: mark message %s/%s/%s %s: %w", platform, chatID, messageID, state, err)
+	}
+	return nil
+}
+
+// InboundKey names a journal row.
+type InboundKey struct{ Platform, ChatID, MessageID string }
+
+// FinishInbound finishes the rows of keys (InboundDone or
+// InboundAbandoned) in one transaction: the message bodies are cleared and
+// at is kept as their finishing time. Rows already finished are left as
+// they are.
+func (s *Store) FinishInbound(ctx context.Context, keys []InboundKey, state string, at time.Time) error {
+	err := s.Write(ctx, func(tx *sql.Tx) error {
+		st, err := tx.Prepare(`UPDATE inbox SET state = ?, finished_at = ?, message = '' WHERE platform = ? AND chat_id = ? AND message_id = ? AND finished_at IS NULL`)
+		if err != nil {
+			return err
+		}
+		defer st.Close()
+		for _, k := range keys {
+			if _, err := st.Exec(state, ms(at), k.Platform, k.ChatID, k.MessageID); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		return fmt.Errorf("sessions: mark %d inbound messages %s: %w", len(keys), state, err)
 	}
 	return nil
 }
