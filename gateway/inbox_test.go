@@ -396,3 +396,55 @@ func TestLocalMessagesWithoutIDAfterRestart(t *testing.T) {
 		rn.stop()
 	}
 }
+
+// Slack Socket Mode: an envelope is acked only once the gateway stored
+// its event; one it could not store is left unacked, so Slack re-sends it,
+// and the re-sent envelope is answered once.
+func TestSlackSocketAckAfterStore(t *testing.T) {
+	srv := slacktest.New(slacktest.Options{BotToken: "xoxb-test-token", AppToken: "xapp-test-token"})
+	defer srv.Close()
+	ad := slack.New(slack.Config{BotToken: "xoxb-test-token", AppToken: "xapp-test-token", APIURL: srv.APIURL()})
+	rn := runAt(t, t.TempDir(), nil, []adapters.Adapter{ad})
+	defer rn.stop()
+	ctx := ctxFor(t)
+	if err := srv.WaitConnected(ctx, 1); err != nil {
+		t.Fatal(err)
+	}
+	breakJournal(t, rn.store.DB())
+	lost := srv.DM("U3", "stored?")
+	posts, err := srv.WaitPosts(ctx, 1)
+	if err != nil || posts[0].Text != SaveFailedText {
+		t.Fatalf("posts %+v (%v); want the user told", posts, err)
+	}
+	if _, err := rn.store.DB().Exec(`DROP TRIGGER inbox_broken`); err != nil {
+		t.Fatal(err)
+	}
+	// envelopes are handled one at a time: once the next one is acked,
+	// the first one's ack was decided
+	next := srv.DM("U4", "next")
+	if err := srv.WaitAcked(ctx, next.EnvelopeID); err != nil {
+		t.Fatal(err)
+	}
+	for _, a := range srv.Acks() {
+		if a.EnvelopeID == lost.EnvelopeID {
+			t.Fatal("an envelope whose event was not stored was acked")
+		}
+	}
+	srv.Redeliver(lost.EnvelopeID)
+	if err := srv.WaitAcked(ctx, lost.EnvelopeID); err != nil {
+		t.Fatal(err)
+	}
+	posts, err = srv.WaitPosts(ctx, 3)
+	if err != nil {
+		t.Fatal(err)
+	}
+	n := 0
+	for _, p := range posts {
+		if strings.Contains(p.Text, "stored?") {
+			n++
+		}
+	}
+	if n != 1 {
+		t.Fatalf("posts %+v; want the re-sent message answered once", posts)
+	}
+}
