@@ -79,9 +79,6 @@ func BenchmarkChatMemory(b *testing.B) {
 			c.SweepInterval = 1000 * time.Hour // the benchmark sweeps itself
 			c.Auth = map[herald.Platform]PlatformAuth{"mem": {AllowedUsers: []string{"user"}, UnauthorizedDM: DMIgnore}}
 		})
-		if os.Getenv("HERALD_HEAPPROF") != "" {
-			runtime.MemProfileRate = 1
-		}
 		cold := heapNow()
 		send := func(chat, user string) {
 			<-r.Receive(context.Background(), herald.Message{ID: "1", Text: "hello",
@@ -132,7 +129,6 @@ func BenchmarkChatMemory(b *testing.B) {
 		r.tidy(context.Background())
 		after := heapNow()
 		if p := os.Getenv("HERALD_HEAPPROF"); p != "" {
-			runtime.MemProfileRate = 1
 			f, _ := os.Create(p)
 			pprof.WriteHeapProfile(f)
 			f.Close()
