@@ -158,6 +158,23 @@ func (r *Receipt) Outcome() Outcome {
 	}
 }
 
+// Refused reports whether the gateway turned a message away at the door
+// (it resolves such receipts at once, skipped, with an error: it is
+// shutting down, or it could not store the message) rather than taking
+// it. An adapter must not acknowledge a refused message to its platform.
+func Refused(r *Receipt) bool {
+	if r == nil {
+		return false
+	}
+	select {
+	case <-r.Done():
+		o := r.Outcome()
+		return o.Status == StatusSkipped && o.Err != nil
+	default:
+		return false
+	}
+}
+
 // RetryAfterError is a rate limit: retry after After.
 type RetryAfterError struct {
 	After time.Duration

@@ -34,15 +34,19 @@ func (m slowModel) Complete(ctx context.Context, req openai.ChatCompletionReques
 	return agent.Echo{}.Complete(ctx, req)
 }
 
-func benchRunner(tb testing.TB, model agent.Model, ad adapters.Adapter, busyMode string) (*Runner, func()) {
+func benchRunner(tb testing.TB, model agent.Model, ad adapters.Adapter, busyMode string, opts ...harnessOpt) (*Runner, func()) {
 	st, err := sessions.Open(filepath.Join(tb.TempDir(), "state.db"))
 	if err != nil {
 		tb.Fatal(err)
 	}
 	reg := hooks.NewRegistry(nil)
-	r := New(Config{Adapters: []adapters.Adapter{ad}, Store: st, Hooks: reg, BusyMode: busyMode,
+	cfg := Config{Adapters: []adapters.Adapter{ad}, Store: st, Hooks: reg, BusyMode: busyMode,
 		Agent: &agent.Agent{Model: model, Tools: agent.NewTools(), Hooks: reg, ModelName: "bench"},
-		Auth:  map[herald.Platform]PlatformAuth{ad.Platform(): {TrustAll: true}}})
+		Auth:  map[herald.Platform]PlatformAuth{ad.Platform(): {TrustAll: true}}}
+	for _, o := range opts {
+		o(&cfg)
+	}
+	r := New(cfg)
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
 	go func() { done <- r.Run(ctx) }()
@@ -127,7 +131,8 @@ func TestQueueBurst(t *testing.T) {
 		n = 1000
 	}
 	ad := &fakeAdapter{name: "burst"}
-	r, stop := benchRunner(t, agent.Echo{}, ad, "queue")
+	// the per-chat cap raised to hold the whole burst
+	r, stop := benchRunner(t, agent.Echo{}, ad, "queue", func(c *Config) { c.MaxQueue = n })
 	defer stop()
 	start := time.Now()
 	recs := make([]*adapters.Receipt, n)

@@ -1,33 +1,209 @@
 package gateway
 
-import "sync"
+// dedup.go: the gateway's side of the inbound journal (sessions/inbox.go).
+// Receive stores every platform message before it returns; the journal is
+// also the dedup, persisted: a (platform, chat, message id) already in it
+// is a replay and is skipped, also after a restart. A row is finished when
+// its message's handling ends; rows a crash left unfinished are handed to
+// dispatch again at the next start, once.
 
-// dedup remembers recently seen (platform, message id) pairs so that a
-// reconnect replay is never answered twice. It is bounded: the oldest ids
-// are forgotten first.
-type dedup struct {
-	mu   sync.Mutex
-	seen map[string]struct{}
-	ring []string
-	next int
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strconv"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/heraldgw/herald"
+	"github.com/heraldgw/herald/adapters"
+	"github.com/heraldgw/herald/sessions"
+)
+
+// Journal bounds: finished rows are kept for dedup this long, and at most
+// this many (the newest); the sweep prunes the rest. Unfinished rows are
+// never pruned.
+const (
+	inboxKeepFor  = 7 * 24 * time.Hour
+	inboxKeepRows = 100_000
+)
+
+// SaveFailedText tells the user their message could not be stored (and so
+// was not taken).
+const SaveFailedText = "Sorry — herald could not save your message, so it was not taken. Please send it again in a moment."
+
+// inboxKey names a journal row.
+type inboxKey = sessions.InboundKey
+
+// finishing collects journal rows whose messages were handled, for one
+// goroutine to finish in batches (a store commit per message would leave
+// a goroutine per message waiting on the writer under load).
+type finishing struct {
+	mu       sync.Mutex
+	keys     []inboxKey
+	draining bool
 }
 
-func newDedup(n int) *dedup {
-	return &dedup{seen: make(map[string]struct{}, n), ring: make([]string, n)}
+// unnamed numbers journal rows of messages that came without an id (they
+// cannot be replayed, so they need no dedup, only a row of their own).
+var unnamed atomic.Int64
+
+// journal stores m in the inbound journal. fresh is false when the message
+// is already in it.
+func (r *Runner) journal(ctx context.Context, m *herald.Message) (key inboxKey, fresh bool, err error) {
+	key = inboxKey{Platform: string(m.Source.Platform), ChatID: m.Source.ChatID, MessageID: m.ID}
+	if key.MessageID == "" {
+		key.MessageID = "~" + strconv.FormatInt(r.cfg.Now().UnixNano(), 36) + "." + strconv.FormatInt(unnamed.Add(1), 36)
+	}
+	body, err := json.Marshal(m)
+	if err != nil {
+		return key, false, fmt.Errorf("encode message: %w", err)
+	}
+	fresh, err = r.store.RecordInbound(ctx, sessions.Inbound{
+		Platform: key.Platform, ChatID: key.ChatID, MessageID: key.MessageID, Message: string(body), ReceivedAt: m.Received,
+	})
+	return key, fresh, err
 }
 
-// first reports whether key is new (and remembers it).
-func (d *dedup) first(key string) bool {
-	d.mu.Lock()
-	defer d.mu.Unlock()
-	if _, ok := d.seen[key]; ok {
+// watch finishes j's journal row once j's handling ends: when its receipt
+// resolves, or, for a message only queued (or waiting for an approval),
+// when its chat next goes idle. A message refused because the gateway is
+// shutting down keeps its row unfinished for the next start.
+func (r *Runner) watch(j *job) {
+	if !r.bg.add() {
+		return // after Run: the row stays for the next start
+	}
+	go func() {
+		defer r.bg.done()
+		<-j.rec.Done()
+		o := j.rec.Outcome()
+		if errors.Is(o.Err, errShuttingDown) {
+			return
+		}
+		if o.Status == adapters.StatusQueued || o.Status == adapters.StatusAwaitingInput {
+			r.waitIdle(sessions.Key(j.msg.Source, r.cfg.Keys))
+		}
+		r.finished(*j.inbox)
+	}()
+}
+
+// finished queues k to be finished. The first caller to find nobody
+// writing the queue writes it, in batches, until it is empty; finished
+// runs only on watch goroutines, which Run waits for.
+func (r *Runner) finished(k inboxKey) {
+	f := &r.finishing
+	f.mu.Lock()
+	f.keys = append(f.keys, k)
+	if f.draining {
+		f.mu.Unlock()
+		return
+	}
+	f.draining = true
+	for len(f.keys) > 0 {
+		keys := f.keys
+		f.keys = nil
+		f.mu.Unlock()
+		// the wall clock, as pruneInbox's cutoff: this runs off the intake
+		if err := r.store.FinishInbound(context.Background(), keys, sessions.InboundDone, time.Now()); err != nil {
+			r.log.Error("could not mark inbound messages handled; a restart may answer them again", "messages", len(keys), "err", err)
+		}
+		f.mu.Lock()
+	}
+	f.draining = false
+	f.mu.Unlock()
+}
+
+// waitIdle returns once the chat with key runs no turn.
+func (r *Runner) waitIdle(key string) {
+	r.mu.Lock()
+	c := r.chats[key]
+	r.mu.Unlock()
+	if c == nil {
+		return
+	}
+	c.mu.Lock()
+	if c.running == nil {
+		c.mu.Unlock()
+		return
+	}
+	if c.idle == nil {
+		c.idle = make(chan struct{})
+	}
+	idle := c.idle
+	c.mu.Unlock()
+	<-idle
+}
+
+// finishInbox finishes one journal row at once (the replay's give-ups).
+func (r *Runner) finishInbox(k inboxKey, state string) {
+	if err := r.store.FinishInbound(context.Background(), []inboxKey{k}, state, time.Now()); err != nil {
+		r.log.Error("could not mark an inbound message handled", "platform", k.Platform, "chat", k.ChatID, "message_id", k.MessageID, "err", err)
+	}
+}
+
+// background runs fn on a goroutine Run waits for; after Run it does
+// nothing and returns false.
+func (r *Runner) background(fn func()) bool {
+	if !r.bg.add() {
 		return false
 	}
-	if old := d.ring[d.next]; old != "" {
-		delete(d.seen, old)
-	}
-	d.ring[d.next] = key
-	d.next = (d.next + 1) % len(d.ring)
-	d.seen[key] = struct{}{}
+	go func() {
+		defer r.bg.done()
+		fn()
+	}()
 	return true
+}
+
+// readUnfinished reads the journal rows the last run left unfinished. New
+// calls it, before any Receive can add rows of this run.
+func (r *Runner) readUnfinished() []sessions.Inbound {
+	rows, err := r.store.UnfinishedInbound(context.Background())
+	if err != nil {
+		r.log.Error("could not read the inbound journal; messages left unfinished by the last run are not handled", "err", err)
+	}
+	return rows
+}
+
+// replayUnfinished hands the messages a crash left unfinished to dispatch
+// again, oldest first. A message already replayed once (the gateway
+// crashed again while handling it) is not replayed a third time.
+func (r *Runner) replayUnfinished(ctx context.Context, rows []sessions.Inbound) {
+	for _, in := range rows {
+		k := inboxKey{Platform: in.Platform, ChatID: in.ChatID, MessageID: in.MessageID}
+		var m herald.Message
+		if in.State != sessions.InboundReceived {
+			r.log.Warn("a message was left unfinished twice; giving it up", "platform", in.Platform, "chat", in.ChatID, "message_id", in.MessageID)
+			r.finishInbox(k, sessions.InboundAbandoned)
+			continue
+		}
+		if err := json.Unmarshal([]byte(in.Message), &m); err != nil {
+			r.log.Error("an unreadable message in the inbound journal; giving it up", "platform", in.Platform, "chat", in.ChatID, "message_id", in.MessageID, "err", err)
+			r.finishInbox(k, sessions.InboundAbandoned)
+			continue
+		}
+		if err := r.store.SetInboundState(ctx, k.Platform, k.ChatID, k.MessageID, sessions.InboundReplayed, time.Now()); err != nil {
+			r.log.Error("could not mark a message replayed; not replaying it now", "message_id", in.MessageID, "err", err)
+			continue
+		}
+		m.Received = in.ReceivedAt
+		if m.Source.ChatType == "" {
+			m.Source.ChatType = herald.ChatDM
+		}
+		r.log.Info("handling a message left unfinished by the last run", "platform", in.Platform, "chat", in.ChatID, "message_id", in.MessageID)
+		r.enqueue(&job{msg: m, rec: adapters.NewReceipt(), inbox: &k})
+	}
+}
+
+// pruneInbox deletes finished journal rows past the bounds.
+func (r *Runner) pruneInbox(ctx context.Context) {
+	n, err := r.store.PruneInbound(ctx, time.Now().Add(-inboxKeepFor), inboxKeepRows)
+	if err != nil {
+		r.log.Error("could not prune the inbound journal", "err", err)
+		return
+	}
+	if n > 0 {
+		r.log.Debug("inbound journal pruned", "rows", n)
+	}
 }

@@ -54,6 +54,9 @@ type chat struct {
 	// hookMsg is the id of the message pre_gateway_dispatch is looking
 	// at: side-channel replies during the hook are caused by it.
 	hookMsg string
+	// evicted is set when the chat was freed (evict.go): a Receive that
+	// found it just before looks it up again.
+	evicted bool
 }
 
 type job struct {
@@ -62,25 +65,33 @@ type job struct {
 	// interrupt marks text that interrupted a turn (busy_input_mode
 	// interrupt): several in a row are answered as one message.
 	interrupt bool
+	// inbox is the message's inbound journal row (nil for internal
+	// messages), finished when its handling ends.
+	inbox *inboxKey
 }
 
 var (
 	errInterrupted = errors.New("interrupted by a newer message")
 	errStopped     = errors.New("stopped by /stop")
 	errReset       = errors.New("session reset by /new")
+	// errShuttingDown refuses a message at the door; its journal row
+	// stays unfinished, so the next start handles it.
+	errShuttingDown = errors.New("gateway is shutting down")
 )
 
 // UnknownCommandText is Hermes' guidance for a slash command nobody knows.
 const UnknownCommandText = "Unknown command `/%s`. Type /commands to see what's available, or resend without the leading slash to send as a regular message."
 
-// Receive implements adapters.Sink. It never blocks on a turn.
+// Receive implements adapters.Sink. It never blocks on a turn, but it
+// stores a platform message in the inbound journal before it returns (one
+// commit's time), so an adapter that acknowledges the message once
+// Receive returned acknowledges only what is stored. A message already in
+// the journal is a duplicate (a replay, also after a restart) and is
+// skipped; one that cannot be stored is refused with an error (the
+// adapter does not acknowledge it) and the user is told.
 func (r *Runner) Receive(ctx context.Context, m herald.Message) *adapters.Receipt {
 	if !r.accepting.Load() {
-		return adapters.Resolved(adapters.Outcome{Status: adapters.StatusSkipped, Err: errors.New("gateway is shutting down")})
-	}
-	if m.ID != "" && !m.Internal && !r.dedup.first(string(m.Source.Platform)+"\x00"+m.Source.ChatID+"\x00"+m.ID) {
-		r.log.Debug("duplicate message dropped", "platform", m.Source.Platform, "chat", m.Source.ChatID, "message_id", m.ID)
-		return adapters.Resolved(adapters.Outcome{Status: adapters.StatusSkipped})
+		return adapters.Resolved(adapters.Outcome{Status: adapters.StatusSkipped, Err: errShuttingDown})
 	}
 	if m.Source.ChatType == "" {
 		m.Source.ChatType = herald.ChatDM
@@ -89,23 +100,79 @@ func (r *Runner) Receive(ctx context.Context, m herald.Message) *adapters.Receip
 		m.Received = r.cfg.Now()
 	}
 	j := &job{msg: m, rec: adapters.NewReceipt()}
-	c := r.chat(sessions.Key(m.Source, r.cfg.Keys))
-	c.mu.Lock()
-	c.intake = append(c.intake, j)
-	start := !c.intaking
-	c.intaking = true
-	c.mu.Unlock()
-	if start {
-		if !r.work.add() {
-			c.mu.Lock()
-			c.intake, c.intaking = nil, false
-			c.mu.Unlock()
-			j.rec.Resolve(adapters.Outcome{Status: adapters.StatusSkipped, Err: errors.New("gateway is shutting down")})
-			return j.rec
+	if !m.Internal {
+		key, fresh, err := r.journal(ctx, &j.msg)
+		switch {
+		case err != nil && (ctx.Err() != nil || !r.accepting.Load()):
+			return adapters.Resolved(adapters.Outcome{Status: adapters.StatusSkipped, Err: errShuttingDown})
+		case err != nil:
+			r.log.Error("inbound message not saved; not taken", "platform", m.Source.Platform, "chat", m.Source.ChatID, "message_id", m.ID, "err", err)
+			r.background(func() { r.reply(j, SaveFailedText) })
+			return adapters.Resolved(adapters.Outcome{Status: adapters.StatusSkipped, Err: fmt.Errorf("message not saved: %w", err)})
+		case !fresh:
+			r.log.Debug("duplicate message dropped", "platform", m.Source.Platform, "chat", m.Source.ChatID, "message_id", m.ID)
+			return adapters.Resolved(adapters.Outcome{Status: adapters.StatusSkipped})
 		}
-		go r.intakeLoop(c)
+		j.inbox = &key
 	}
+	r.enqueue(j)
 	return j.rec
+}
+
+// enqueue hands j to its chat's intake, starting the intake goroutine when
+// none runs. Over MaxQueue waiting messages the user is told and j is
+// skipped.
+func (r *Runner) enqueue(j *job) {
+	if j.inbox != nil {
+		r.watch(j)
+	}
+	c, full := r.appendIntake(sessions.Key(j.msg.Source, r.cfg.Keys), j)
+	if full {
+		r.log.Warn("chat intake full; message not taken", "session_key", c.key, "waiting", r.cfg.MaxQueue)
+		r.tooMany(j)
+		return
+	}
+	if c == nil {
+		return
+	}
+	if !r.work.add() {
+		// shutting down: every job a concurrent Receive added meanwhile
+		// is refused too (the journal keeps them for the next start)
+		c.mu.Lock()
+		dropped := c.intake
+		c.intake, c.intaking = nil, false
+		c.mu.Unlock()
+		for _, d := range dropped {
+			d.rec.Resolve(adapters.Outcome{Status: adapters.StatusSkipped, Err: errShuttingDown})
+		}
+		return
+	}
+	go r.intakeLoop(c)
+}
+
+// appendIntake adds j to the intake of the chat with key, creating the
+// chat if needed. It returns the chat when its intake goroutine must be
+// started (nil when one runs), and full when the intake is at its cap.
+func (r *Runner) appendIntake(key string, j *job) (c *chat, full bool) {
+	for {
+		c = r.chat(key)
+		c.mu.Lock()
+		if c.evicted { // freed between the lookup and the lock
+			c.mu.Unlock()
+			continue
+		}
+		break
+	}
+	defer c.mu.Unlock()
+	if len(c.intake) >= r.cfg.MaxQueue {
+		return c, true
+	}
+	c.intake = append(c.intake, j)
+	if c.intaking {
+		return nil, false
+	}
+	c.intaking = true
+	return c, false
 }
 
 func (r *Runner) chat(key string) *chat {
@@ -120,14 +187,19 @@ func (r *Runner) chat(key string) *chat {
 }
 
 // intakeLoop handles a chat's inbound messages one at a time, in arrival
-// order. It never waits for a turn.
+// order. It never waits for a turn. When its last message leaves nothing
+// behind (a stranger refused by auth, say), the chat is freed at once.
 func (r *Runner) intakeLoop(c *chat) {
 	defer r.work.done()
 	for {
 		c.mu.Lock()
 		if len(c.intake) == 0 {
 			c.intaking = false
+			free := c.unused()
 			c.mu.Unlock()
+			if free {
+				r.evict(c, func(c *chat) bool { return c.unused() })
+			}
 			return
 		}
 		j := c.intake[0]
@@ -230,6 +302,11 @@ func (r *Runner) busyText(c *chat, j *job) {
 		r.startTurn(c, j)
 		return
 	}
+	if len(c.queue) >= r.cfg.MaxQueue {
+		c.mu.Unlock()
+		r.tooMany(j)
+		return
+	}
 	c.queue = append(c.queue, j)
 	if r.cfg.BusyMode == "queue" {
 		id := c.sessID()
@@ -258,13 +335,18 @@ func (c *chat) sessID() string {
 func (r *Runner) startTurn(c *chat, j *job) {
 	c.mu.Lock()
 	if c.running != nil {
+		if len(c.queue) >= r.cfg.MaxQueue {
+			c.mu.Unlock()
+			r.tooMany(j)
+			return
+		}
 		c.queue = append(c.queue, j)
 		c.mu.Unlock()
 		return
 	}
 	if !r.work.add() {
 		c.mu.Unlock()
-		j.rec.Resolve(adapters.Outcome{Status: adapters.StatusSkipped, Err: errors.New("gateway is shutting down")})
+		j.rec.Resolve(adapters.Outcome{Status: adapters.StatusSkipped, Err: errShuttingDown})
 		return
 	}
 	ctx, cancel := context.WithCancelCause(r.baseCtx)
@@ -565,7 +647,9 @@ func (r *Runner) session(ctx context.Context, c *chat, src herald.Source, forTur
 }
 
 // load reads the chat's open session and its history from the store the
-// first time the chat is used.
+// first time the chat is used. An interrupt does not cut it short: the
+// interrupted turn still has a session to store its message in, so the
+// text is folded into the next turn instead of being lost.
 func (r *Runner) load(ctx context.Context, c *chat) error {
 	c.mu.Lock()
 	loaded := c.loaded
@@ -573,6 +657,7 @@ func (r *Runner) load(ctx context.Context, c *chat) error {
 	if loaded {
 		return nil
 	}
+	ctx = context.WithoutCancel(ctx)
 	s, err := r.store.OpenSession(ctx, c.key)
 	if err != nil {
 		return err

@@ -13,22 +13,47 @@
 // (commands bypass, plain text interrupts or queues); commands
 // (command:<name> hooks first); the turn.
 //
+// Inbound journal: Receive stores every platform message (not internal
+// ones) in state.db before it returns — one commit's time, never a turn's
+// — so an adapter that acknowledges a message once Receive returned
+// (Telegram's offset and webhook answer, Slack's envelope ack and Events
+// API answer, the local API) acknowledges only what is stored. A message
+// that cannot be stored is refused (the receipt resolves skipped with an
+// error, adapters.Refused) and the user is told it was not saved. The
+// journal is the dedup: a (platform, chat, message id) already in it is
+// skipped, also after a restart. A row is finished when its receipt
+// resolves (a queued or approval-waiting message: when its chat next goes
+// idle); rows a crash left unfinished are handed to dispatch when Run
+// starts, before any adapter runs, once (a row unfinished after its
+// replay is given up, logged). Messages refused at shutdown keep their
+// rows for the next start. The sweep prunes finished rows older than 7
+// days and beyond the newest 100,000.
+//
 // Concurrency: each chat (session key) has its own intake goroutine,
 // handling its messages in arrival order, and at most one running turn;
 // chats never wait for one another, and a slow hook or model delays only
-// its own chat. Receive returns at once; the Receipt resolves when the
-// message's handling is over and its replies were sent (or, for queued
-// messages, when queued; for approval prompts, with awaiting_input). A
-// turn's messages are committed to the store before its reply is
-// delivered; when the commit fails the answer is withheld, the user is
-// told the message could not be saved, and Health (so /healthz) reports
-// the store failing until a write succeeds. What is stored as said is
-// what was delivered: an answer complete before a newer message
-// interrupted its turn is delivered, one cut short (or ended by /stop,
-// /new or shutdown) is neither delivered nor stored; the user's message
-// and the tool calls that ran are kept. Every agent:start is paired with
-// an agent:end, emitted from a defer, with failed/error on failure or
-// interruption.
+// its own chat. Receive never waits for a turn; the Receipt resolves when
+// the message's handling is over and its replies were sent (or, for
+// queued messages, when queued; for approval prompts, with
+// awaiting_input). Every receipt resolves, also at shutdown. A turn's
+// messages are committed to the store before its reply is delivered;
+// when the commit fails the answer is withheld, the user is told the
+// message could not be saved, and Health (so /healthz) reports the store
+// failing until a write succeeds. What is stored as said is what was
+// delivered: an answer complete before a newer message interrupted its
+// turn is delivered, one cut short (or ended by /stop, /new or shutdown)
+// is neither delivered nor stored; the user's message and the tool calls
+// that ran are kept.
+//
+// Bounds: per chat, at most MaxQueue messages wait for the intake and
+// MaxQueue turns queue behind the running one; over that the user is
+// told the message was not taken. A chat left with nothing (a stranger
+// refused by auth) is freed when its intake ends, and the sweep frees
+// idle chats — no open session, or none used for 24 hours (a chat owing
+// a reset notice: 7 days) — never one with a running turn or pending
+// work; a freed chat's next message reloads its session from the store.
+// Every agent:start is paired with an agent:end, emitted from a defer,
+// with failed/error on failure or interruption.
 //
 // Sessions: session:start fires on the first message of a new, reset or
 // expired session only. /new fires on_session_finalize(old), session:end,
@@ -48,8 +73,9 @@
 // with backoff honouring retry-after, then the user is told delivery
 // failed; a refused markup is resent once as plain text. Deliver records
 // what it sent in every open session of the target chat (any chat type),
-// and returns ErrNotRecorded when it could not. Inbound
-// messages are de-duplicated by (platform, chat, message id). Adapters
+// and returns ErrNotRecorded when it could not. Inbound messages are
+// de-duplicated by (platform, chat, message id) through the journal.
+// Adapters
 // that can edit get streamed replies, edited at most once per
 // StreamInterval. Adapters and the agent run under recover boundaries.
 //

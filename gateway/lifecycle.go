@@ -84,6 +84,7 @@ func (r *Runner) sweepLoop(ctx context.Context) {
 			return
 		case <-t.C:
 			r.sweep(ctx)
+			r.tidy(ctx)
 		}
 	}
 }

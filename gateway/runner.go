@@ -81,6 +81,10 @@ type Config struct {
 	// RetryBase is the first wait before resending after a network error
 	// (default 1 s; it doubles per attempt).
 	RetryBase time.Duration
+	// MaxQueue caps, per chat, the messages waiting for its intake and
+	// the turns queued behind its running turn (default 100); over it
+	// the user is told the message was not taken.
+	MaxQueue int
 }
 
 // Runner is the gateway.
@@ -95,11 +99,14 @@ type Runner struct {
 	mu    sync.Mutex
 	chats map[string]*chat
 
-	dedup *dedup
-
 	accepting atomic.Bool
-	work      tracker  // intake and turn goroutines
-	health    sync.Map // platform → string
+	work      tracker // intake and turn goroutines
+	bg        tracker // journal watchers and notices sent off the intake
+	finishing finishing
+	// unfinished are the journal rows the last run left unfinished
+	// (read by New, handled by Run)
+	unfinished []sessions.Inbound
+	health     sync.Map // platform → string
 	// storeErr is the last store failure ("" after a write succeeded):
 	// /healthz reports it.
 	storeErr atomic.Pointer[string]
@@ -150,13 +157,15 @@ func New(cfg Config) *Runner {
 	if cfg.RetryBase <= 0 {
 		cfg.RetryBase = time.Second
 	}
+	if cfg.MaxQueue <= 0 {
+		cfg.MaxQueue = 100
+	}
 	if cfg.Redactor == nil {
 		cfg.Redactor = herald.NewRedactor()
 	}
 	r := &Runner{
 		cfg: cfg, log: cfg.Log, hooks: cfg.Hooks, store: cfg.Store,
 		adapters: map[herald.Platform]adapters.Adapter{}, chats: map[string]*chat{},
-		dedup: newDedup(20000),
 	}
 	for _, a := range cfg.Adapters {
 		r.adapters[a.Platform()] = a
@@ -164,6 +173,9 @@ func New(cfg Config) *Runner {
 		r.health.Store(a.Platform(), "starting")
 	}
 	r.baseCtx, r.cancelBase = context.WithCancel(context.Background())
+	if r.store != nil {
+		r.unfinished = r.readUnfinished()
+	}
 	r.accepting.Store(true)
 	return r
 }
@@ -175,6 +187,10 @@ func New(cfg Config) *Runner {
 // them) and returns.
 func (r *Runner) Run(ctx context.Context) error {
 	r.startedAt = r.cfg.Now()
+	// before any adapter runs: what the last run stored but did not
+	// finish (it crashed) is handled first
+	r.replayUnfinished(ctx, r.unfinished)
+	r.unfinished = nil
 	actx, stopAdapters := context.WithCancel(context.Background())
 	var wg sync.WaitGroup
 	for _, p := range r.order {
@@ -209,12 +225,20 @@ func (r *Runner) Run(ctx context.Context) error {
 	grace := time.NewTimer(r.cfg.ShutdownGrace)
 	select {
 	case <-done:
-		grace.Stop()
 	case <-grace.C:
 		r.log.Warn("shutdown grace over; cancelling running turns")
 		r.cancelBase() // also ends deliveries waiting to retry
 		<-done
 	}
+	// every receipt is resolved now; let the journal record it
+	bgDone := r.bg.close()
+	select {
+	case <-bgDone:
+	case <-grace.C:
+		r.cancelBase()
+		<-bgDone
+	}
+	grace.Stop()
 	stopAdapters()
 	wg.Wait()
 	r.cancelBase()

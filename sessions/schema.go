@@ -104,4 +104,20 @@ CREATE TABLE kv (
 	value TEXT NOT NULL
 );
 `,
+	// 2: the inbound journal (inbox.go): every platform message stored on
+	// receipt, before the platform is told it arrived.
+	`
+CREATE TABLE inbox (
+	platform    TEXT NOT NULL,
+	chat_id     TEXT NOT NULL,
+	message_id  TEXT NOT NULL,
+	message     TEXT NOT NULL DEFAULT '',
+	received_at INTEGER NOT NULL,
+	state       TEXT NOT NULL DEFAULT 'received',
+	finished_at INTEGER,
+	PRIMARY KEY (platform, chat_id, message_id)
+);
+CREATE INDEX inbox_unfinished ON inbox(received_at) WHERE finished_at IS NULL;
+CREATE INDEX inbox_finished ON inbox(finished_at) WHERE finished_at IS NOT NULL;
+`,
 }

@@ -208,6 +208,9 @@ func (s *Store) writer() {
 			}
 		}
 		s.commit(batch)
+		// drop the references, or the largest batch seen keeps its
+		// writes (and the rows they captured) alive until it is reused
+		clear(batch)
 	}
 }
 

@@ -74,6 +74,9 @@ func New(cfg Config) *Adapter {
 		a.log = slog.New(slog.DiscardHandler)
 	}
 	a.state.Store("connecting")
+	// generated message ids must not repeat after a restart: the gateway
+	// keeps the ids it has seen (its inbound journal) and skips repeats
+	a.seq.Store(time.Now().UnixNano())
 	return a
 }
 

@@ -13,12 +13,16 @@
 // channel message gets its own ts as ThreadID, so the reply (and the
 // session) lives in a thread under it. DMs are answered in place.
 //
-// Socket Mode: every envelope is acknowledged before the event is handed
-// to the Sink (Slack re-sends envelopes not acked within 3 s); the events
-// channel is always drained. A disconnect request or a dropped socket
-// reconnects inside Run with slack-go's capped backoff. Events API: the
-// request is answered 200 as soon as its signature is checked, then the
-// event is handed on; bad or stale signatures get 401.
+// Socket Mode: an envelope is acknowledged once its event was handed to
+// the Sink and the Sink took it (the gateway stores it first, one commit's
+// time, well inside the 3 s after which Slack re-sends envelopes not
+// acked); one the Sink refused (it could not store it, or it is shutting
+// down) is not acked, so Slack re-sends it. The events channel is always
+// drained. A disconnect request or a dropped socket reconnects inside Run
+// with slack-go's capped backoff. Events API: once the signature is
+// checked the event is handed on, and the request is answered 200 when
+// the Sink took it, 503 when it refused it (Slack retries); bad or stale
+// signatures get 401.
 //
 // Outbound: chat.postMessage in mrkdwn (Markdown is converted), plain text
 // with mrkdwn=false when Outgoing.Plain is set; chat.update for edits,

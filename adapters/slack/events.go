@@ -95,20 +95,24 @@ func (a *Adapter) EventsHandler(ctx context.Context, sink adapters.Sink) http.Ha
 			json.NewEncoder(w).Encode(slackevents.ChallengeResponse{Challenge: uv.Challenge})
 			return
 		case slackevents.CallbackEvent:
-			w.WriteHeader(http.StatusOK)
-			if f, ok := w.(http.Flusher); ok {
-				f.Flush()
-			}
-			// Receive returns at once; the recover keeps a translation bug
-			// from killing the server's connection goroutine silently
+			// answered only once the gateway took (stored) the event, so
+			// Slack retries what herald did not take; Receive returns after
+			// one store commit, well inside Slack's 3 s. The recover keeps a
+			// translation bug from killing the connection goroutine silently.
+			taken := true
 			func() {
 				defer func() {
 					if x := recover(); x != nil {
 						a.log.Error("slack event handling panicked", "panic", fmt.Sprint(x), "stack", string(debug.Stack()))
 					}
 				}()
-				a.handle(ctx, sink, ev)
+				taken = a.handle(ctx, sink, ev)
 			}()
+			if !taken {
+				http.Error(w, "not taken; retry later", http.StatusServiceUnavailable)
+				return
+			}
+			w.WriteHeader(http.StatusOK)
 		default:
 			w.WriteHeader(http.StatusOK)
 		}

@@ -291,17 +291,18 @@ func (a *Adapter) socketEvent(ctx context.Context, sm *socketmode.Client, sink a
 			a.log.Warn("slack sent an event herald could not read; acknowledged and dropped", "err", bm.Cause)
 		}
 	case socketmode.EventTypeEventsAPI, socketmode.EventTypeSlashCommand, socketmode.EventTypeInteractive:
-		if ev.Request != nil && ev.Request.EnvelopeID != "" {
-			a.ack(ctx, sm, ev.Request.EnvelopeID)
-		}
-		if ev.Type != socketmode.EventTypeEventsAPI {
-			return
-		}
-		if api, ok := ev.Data.(slackevents.EventsAPIEvent); ok {
+		// the event is handed on first and acked once the gateway took
+		// (stored) it: an envelope the gateway refused is not acked, so
+		// Slack re-sends it
+		taken := true
+		if api, ok := ev.Data.(slackevents.EventsAPIEvent); ok && ev.Type == socketmode.EventTypeEventsAPI {
 			if ev.Request != nil && ev.Request.RetryAttempt > 0 {
 				a.log.Debug("slack re-delivered an envelope", "envelope_id", ev.Request.EnvelopeID, "retry_attempt", ev.Request.RetryAttempt, "reason", ev.Request.RetryReason)
 			}
-			a.handle(ctx, sink, api)
+			taken = a.handle(ctx, sink, api)
+		}
+		if taken && ev.Request != nil && ev.Request.EnvelopeID != "" {
+			a.ack(ctx, sm, ev.Request.EnvelopeID)
 		}
 	}
 }
@@ -314,16 +315,18 @@ func (a *Adapter) ack(ctx context.Context, sm *socketmode.Client, envelopeID str
 	}
 }
 
-// handle turns one Events API callback into a message for the sink.
-func (a *Adapter) handle(ctx context.Context, sink adapters.Sink, ev slackevents.EventsAPIEvent) {
+// handle turns one Events API callback into a message for the sink. It
+// reports false when the sink refused the message (it could not store it,
+// or it is shutting down): the event must not be acknowledged.
+func (a *Adapter) handle(ctx context.Context, sink adapters.Sink, ev slackevents.EventsAPIEvent) bool {
 	if ev.Type != slackevents.CallbackEvent {
-		return
+		return true
 	}
 	m, ok := a.translate(ev.InnerEvent.Data)
 	if !ok {
-		return
+		return true
 	}
-	sink.Receive(ctx, m)
+	return !adapters.Refused(sink.Receive(ctx, m))
 }
 
 // libLogger sends slack-go's log lines to slog at debug level, redacted.

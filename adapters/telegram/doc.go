@@ -14,10 +14,13 @@
 // Offsets. An update is confirmed to Telegram (the next getUpdates offset
 // moves past it) and its offset stored in state.db only after the Sink
 // accepted it, one update at a time in update_id order; on start Run polls
-// from the stored offset. A restart therefore neither replays an update
-// the gateway took nor loses one it did not: updates fetched but not yet
-// handed over when Run stops are fetched again. If the gateway refuses an
-// update (it is shutting down), polling pauses without moving past it. In
+// from the stored offset. The gateway accepts a message only once it is
+// stored in its inbound journal, and hands what a crash left unfinished
+// to dispatch again at its next start. A restart therefore neither replays
+// an update the gateway took nor loses one, even one whose turn a crash
+// cut short: updates fetched but not yet handed over when Run stops are
+// fetched again. If the gateway refuses an update (it is shutting down,
+// or could not store it), polling pauses without moving past it. In
 // webhook mode Telegram keeps retrying until it gets a 2xx, which is sent
 // only once the Sink accepted the update (503 when refused).
 //

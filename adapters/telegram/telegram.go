@@ -306,26 +306,10 @@ func (a *Adapter) deliver(ctx context.Context, sink adapters.Sink, raw json.RawM
 	if !ok {
 		return id + 1, true
 	}
-	if refused(sink.Receive(ctx, m)) {
+	if adapters.Refused(sink.Receive(ctx, m)) {
 		return offset, false
 	}
 	return id + 1, true
-}
-
-// refused reports whether the gateway turned a message away at the door
-// (it resolves such receipts at once, skipped, with an error) rather than
-// taking it.
-func refused(r *adapters.Receipt) bool {
-	if r == nil {
-		return false
-	}
-	select {
-	case <-r.Done():
-		o := r.Outcome()
-		return o.Status == adapters.StatusSkipped && o.Err != nil
-	default:
-		return false
-	}
 }
 
 func (a *Adapter) storeOffset(ctx context.Context, offset int) {

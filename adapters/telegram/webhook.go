@@ -96,7 +96,7 @@ func (a *Adapter) webhookHandler(ctx context.Context, sink adapters.Sink) http.H
 			w.WriteHeader(http.StatusOK)
 			return
 		}
-		if ok && refused(sink.Receive(ctx, m)) {
+		if ok && adapters.Refused(sink.Receive(ctx, m)) {
 			http.Error(w, "shutting down", http.StatusServiceUnavailable)
 			return
 		}
