@@ -3,6 +3,7 @@ package local_test
 import (
 	"bufio"
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"net"
@@ -118,7 +119,9 @@ func readEvents(t *testing.T, res *http.Response, c net.Conn, max int) []sseEven
 			ev.data = line[6:]
 		}
 	}
-	if err := sc.Err(); err != nil {
+	// a dropped client's stream may also end mid-write, when the write
+	// to it timed out before it read again
+	if err := sc.Err(); err != nil && !errors.Is(err, io.ErrUnexpectedEOF) {
 		t.Fatalf("reading events: %v (after %d events)", err, len(out))
 	}
 	return out
@@ -131,11 +134,11 @@ func liveHeap() uint64 {
 	return ms.HeapAlloc
 }
 
-// Ten clients that never read while 2,000 events of 8 KiB fire: each is
+// Ten clients that never read while 4,000 events of 8 KiB fire: each is
 // dropped once it falls 1 MiB behind, so the gateway's heap stays bounded;
 // reconnecting, a client is told how many events it missed.
 func TestEventsSlowClientsAreDroppedAndTold(t *testing.T) {
-	const clients, events, size = 10, 2000, 8 << 10
+	const clients, events, size = 10, 4000, 8 << 10
 	pub := &publisher{}
 	addr := runLocal(t, local.Config{Events: pub.subscribe})
 	type sub struct {
