@@ -3,6 +3,7 @@ package herald
 import (
 	"strings"
 	"testing"
+	"unicode"
 )
 
 func FuzzParseCommand(f *testing.F) {
@@ -20,7 +21,7 @@ func FuzzParseCommand(f *testing.F) {
 		if !strings.HasPrefix(strings.TrimSpace(text), "/") {
 			t.Fatalf("ParseCommand(%q) = %q for text that does not start with /", text, name)
 		}
-		if strings.ContainsAny(name, " \n\t@/") || strings.ToLower(name) != name {
+		if strings.ContainsAny(name, "@/") || strings.IndexFunc(name, unicode.IsSpace) >= 0 || strings.ToLower(name) != name {
 			t.Fatalf("ParseCommand(%q): name %q is not one lower-case word", text, name)
 		}
 		if strings.TrimSpace(args) != args {
@@ -53,4 +54,21 @@ func FuzzParseTarget(f *testing.F) {
 			t.Fatalf("ParseTarget(%q) = %+v, written %q, which reads as %+v, %v", s, tg, tg.String(), back, err)
 		}
 	})
+}
+
+// A command word ends at any white space: a client sending CRLF line
+// ends ("/model\r\ngpt-4o") must not get a command named "model\r".
+func TestParseCommandEndsTheWordAtAnySpace(t *testing.T) {
+	for _, tc := range []struct{ in, name, args string }{
+		{"/model\r\ngpt-4o", "model", "gpt-4o"},
+		{"/stop\r", "stop", ""},
+		{"/queue\vnext", "queue", "next"},
+		{"/title\u00a0My chat", "title", "My chat"},
+		{"/\r@", "", ""},
+		{"/a\tb\tc d", "a", "b\tc d"},
+	} {
+		if name, args := ParseCommand(tc.in); name != tc.name || args != tc.args {
+			t.Errorf("ParseCommand(%q) = %q, %q; want %q, %q", tc.in, name, args, tc.name, tc.args)
+		}
+	}
 }
