@@ -32,9 +32,13 @@ var Pathological = []Input{
 	}},
 }
 
-// Linear converts every Pathological input of n bytes, each within bound,
-// and checks each output with wellFormed.
+// Linear converts every Pathological input of n bytes, each within bound
+// (twenty times bound under the race detector), and checks each output
+// with wellFormed.
 func Linear(t *testing.T, n int, bound time.Duration, convert func(string) string, wellFormed func(string) error) {
+	if raceEnabled {
+		bound *= 20
+	}
 	for _, p := range Pathological {
 		t.Run(p.Name, func(t *testing.T) {
 			s := p.Gen(n)
