@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"strings"
 	"time"
+	"unicode"
 )
 
 // Platform names a messaging platform: "local", "telegram", "discord",
@@ -95,10 +96,11 @@ func ParseCommand(text string) (name, args string) {
 	if !strings.HasPrefix(t, "/") {
 		return "", ""
 	}
-	word, rest, _ := strings.Cut(t, " ")
-	if i := strings.IndexAny(word, "\n\t"); i >= 0 {
-		rest = word[i+1:] + " " + rest
-		word = word[:i]
+	// the command word ends at any white space, as Python's str.split
+	// reads it: "/model\r\ngpt-4o" from a client sending CRLF is "model"
+	word, rest := t, ""
+	if i := strings.IndexFunc(t, unicode.IsSpace); i >= 0 {
+		word, rest = t[:i], t[i:]
 	}
 	word = strings.TrimPrefix(word, "/")
 	if at := strings.IndexByte(word, '@'); at >= 0 {

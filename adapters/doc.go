@@ -11,4 +11,10 @@
 // limit: wait, then retry), *TemporaryError (network: retry with backoff),
 // *FatalError (bad token: stop this adapter), anything else (the platform
 // refused this message: try plain text, then give up).
+//
+// Every HTTP listener an adapter opens (the local API, the Telegram
+// webhook, the Slack Events API) is served by ServeHTTP under HTTPLimits:
+// header, body and idle timeouts, header and body size caps, and a cap on
+// connections open at once, so no client can hold the listener's file
+// descriptors or memory.
 package adapters

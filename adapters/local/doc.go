@@ -2,9 +2,9 @@
 // chat page on 127.0.0.1, so herald can be tried, scripted and tested with
 // no bot token.
 //
-//	POST /v1/messages   send a message; waits (?wait= seconds, default 60)
-//	                    for the turn it starts or joins and returns the
-//	                    replies it caused
+//	POST /v1/messages   send a message; waits (?wait= seconds, default 60,
+//	                    at most 600) for the turn it starts or joins and
+//	                    returns the replies it caused
 //	GET  /v1/events     Server-Sent Events: every hook point as it fires,
 //	                    in the directory-hook form {"event_type","context"}
 //	GET  /healthz       each platform's state
@@ -14,4 +14,14 @@
 // $HERALD_HOME/local.token). Requests whose Host is not a loopback name (or
 // one of platforms.local.allowed_hosts) are refused with 403, so a web page
 // cannot drive the agent by DNS rebinding.
+//
+// A message body is one JSON object; ids (chat_id, user_id, thread_id,
+// message_id) are at most 256 bytes. Replies are matched to the request by
+// chat and message id: a message_id in flight for another chat is refused
+// with 409, and a message without one gets a random id. An events client
+// that falls more than EventBuffer bytes behind is disconnected; when it
+// reconnects with Last-Event-ID, the stream's first event is "dropped",
+// with the number of events it missed. The listener has the limits every
+// herald listener shares (adapters.HTTPLimits): header, body and idle
+// timeouts, header and body size, and a connection cap.
 package local

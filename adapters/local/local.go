@@ -1,7 +1,9 @@
 package local
 
 import (
+	"bytes"
 	"context"
+	"crypto/rand"
 	"crypto/subtle"
 	_ "embed"
 	"encoding/json"
@@ -10,6 +12,7 @@ import (
 	"io"
 	"log/slog"
 	"maps"
+	"math"
 	"net"
 	"net/http"
 	"strconv"
@@ -36,7 +39,13 @@ type Config struct {
 	Health func() map[string]string
 	// OnListen is called with the bound address once listening.
 	OnListen func(addr string)
-	Log      *slog.Logger
+	// Limits bound each client of the API (zero fields: the shared
+	// defaults, adapters.DefaultHTTPLimits).
+	Limits adapters.HTTPLimits
+	// EventBuffer is how many bytes of events one /v1/events client may
+	// fall behind by before it is dropped (default DefaultEventBuffer).
+	EventBuffer int
+	Log         *slog.Logger
 }
 
 // Adapter is the local platform.
@@ -50,9 +59,16 @@ type Adapter struct {
 	waiters map[string]*waiter // inbound message id → replies collector
 	state   atomic.Value       // string
 	extra   map[string]http.HandlerFunc
+
+	hub *eventHub
 }
 
+// waiter collects the replies to one inbound message id, for the chat that
+// sent it: a reply is matched by chat and message id.
 type waiter struct {
+	chat string
+	refs int // requests waiting with this id (guarded by Adapter.mu)
+
 	mu      sync.Mutex
 	replies []Reply
 }
@@ -70,6 +86,7 @@ var (
 // New returns the local adapter.
 func New(cfg Config) *Adapter {
 	a := &Adapter{cfg: cfg, log: cfg.Log, waiters: map[string]*waiter{}, extra: map[string]http.HandlerFunc{}}
+	a.hub = newEventHub(cfg.Events, cfg.EventBuffer)
 	if a.log == nil {
 		a.log = slog.New(slog.DiscardHandler)
 	}
@@ -106,23 +123,16 @@ func (a *Adapter) Run(ctx context.Context, sink adapters.Sink) error {
 	if a.cfg.OnListen != nil {
 		a.cfg.OnListen(ln.Addr().String())
 	}
-	srv := &http.Server{Handler: a.Handler(sink), ReadHeaderTimeout: 10 * time.Second, BaseContext: func(net.Listener) context.Context { return ctx }}
-	errc := make(chan error, 1)
-	go func() { errc <- srv.Serve(ln) }()
-	select {
-	case <-ctx.Done():
-		sctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
-		defer cancel()
-		srv.Shutdown(sctx)
-		a.state.Store("stopped")
-		return nil
-	case err := <-errc:
-		if errors.Is(err, http.ErrServerClosed) {
-			return nil
-		}
+	limits := a.cfg.Limits
+	if limits.MaxBody <= 0 {
+		limits.MaxBody = MaxBody
+	}
+	if err := adapters.ServeHTTP(ctx, ln, a.Handler(sink), limits, 2*time.Second); err != nil {
 		a.state.Store("failed: " + err.Error())
 		return err
 	}
+	a.state.Store("stopped")
+	return nil
 }
 
 // Handle adds an authenticated endpoint (a pattern such as
@@ -138,7 +148,7 @@ func (a *Adapter) Handle(pattern string, h http.HandlerFunc) {
 func (a *Adapter) Handler(sink adapters.Sink) http.Handler {
 	mux := http.NewServeMux()
 	mux.HandleFunc("POST /v1/messages", a.auth(func(w http.ResponseWriter, r *http.Request) { a.postMessage(w, r, sink) }))
-	mux.HandleFunc("GET /v1/events", a.auth(a.events))
+	mux.HandleFunc("GET /v1/events", a.auth(a.hub.serve))
 	mux.HandleFunc("GET /healthz", a.healthz)
 	mux.HandleFunc("GET /{$}", a.page)
 	a.mu.Lock()
@@ -202,6 +212,12 @@ func (a *Adapter) auth(next http.HandlerFunc) http.HandlerFunc {
 // MaxBody is the largest request body accepted.
 const MaxBody = 1 << 20
 
+// MaxIDLength bounds chat_id, user_id, thread_id and message_id, in bytes.
+const MaxIDLength = 256
+
+// MaxWait bounds ?wait=, in seconds: a longer wait is cut to it.
+const MaxWait = 600
+
 type inbound struct {
 	ChatID    string `json:"chat_id"`
 	UserID    string `json:"user_id"`
@@ -231,36 +247,19 @@ func (a *Adapter) postMessage(w http.ResponseWriter, r *http.Request, sink adapt
 		writeErr(w, http.StatusBadRequest, "reading body: "+err.Error())
 		return
 	}
-	var in inbound
-	dec := json.NewDecoder(strings.NewReader(string(body)))
-	if err := dec.Decode(&in); err != nil {
-		writeErr(w, http.StatusBadRequest, "body is not valid JSON: "+err.Error())
+	in, err := decodeInbound(body)
+	if err != nil {
+		writeErr(w, http.StatusBadRequest, err.Error())
 		return
 	}
-	if in.ChatID == "" {
-		writeErr(w, http.StatusBadRequest, `"chat_id" is required`)
+	wait, err := parseWait(r.URL.Query().Get("wait"))
+	if err != nil {
+		writeErr(w, http.StatusBadRequest, err.Error())
 		return
-	}
-	switch in.ChatType {
-	case "":
-		in.ChatType = string(herald.ChatDM)
-	case "dm", "group", "channel", "thread", "forum":
-	default:
-		writeErr(w, http.StatusBadRequest, `"chat_type" must be one of dm, group, channel, thread, forum`)
-		return
-	}
-	wait := 60 * time.Second
-	if s := r.URL.Query().Get("wait"); s != "" {
-		secs, err := strconv.ParseFloat(s, 64)
-		if err != nil || secs < 0 {
-			writeErr(w, http.StatusBadRequest, "wait must be a number of seconds")
-			return
-		}
-		wait = time.Duration(secs * float64(time.Second))
 	}
 	id := in.MessageID
 	if id == "" {
-		id = "m" + strconv.FormatInt(a.seq.Add(1), 10)
+		id = newMessageID()
 	}
 	msg := herald.Message{
 		ID: id, Text: in.Text, Received: time.Now(),
@@ -271,15 +270,12 @@ func (a *Adapter) postMessage(w http.ResponseWriter, r *http.Request, sink adapt
 	} else {
 		msg.Mentioned = true
 	}
-	wt := &waiter{}
-	a.mu.Lock()
-	a.waiters[id] = wt
-	a.mu.Unlock()
-	defer func() {
-		a.mu.Lock()
-		delete(a.waiters, id)
-		a.mu.Unlock()
-	}()
+	wt, ok := a.await(id, in.ChatID)
+	if !ok {
+		writeErr(w, http.StatusConflict, "message_id "+strconv.Quote(id)+" is already in flight for another chat")
+		return
+	}
+	defer a.release(id, wt)
 
 	rec := sink.Receive(r.Context(), msg)
 	timer := time.NewTimer(wait)
@@ -303,86 +299,97 @@ func (a *Adapter) postMessage(w http.ResponseWriter, r *http.Request, sink adapt
 	writeJSON(w, status, out)
 }
 
-// Send records a reply for the request that caused it.
+// decodeInbound reads a /v1/messages body: one JSON object and nothing
+// after it, with a chat_id, a known chat_type and ids of at most
+// MaxIDLength bytes.
+func decodeInbound(body []byte) (inbound, error) {
+	var in inbound
+	dec := json.NewDecoder(bytes.NewReader(body))
+	if err := dec.Decode(&in); err != nil {
+		return in, fmt.Errorf("body is not valid JSON: %w", err)
+	}
+	if _, err := dec.Token(); err != io.EOF {
+		return in, errors.New("body has data after its JSON object (send one object per request)")
+	}
+	if in.ChatID == "" {
+		return in, errors.New(`"chat_id" is required`)
+	}
+	for _, f := range []struct{ name, v string }{{"chat_id", in.ChatID}, {"user_id", in.UserID}, {"thread_id", in.ThreadID}, {"message_id", in.MessageID}} {
+		if len(f.v) > MaxIDLength {
+			return in, fmt.Errorf("%q is %d bytes long; at most %d are allowed", f.name, len(f.v), MaxIDLength)
+		}
+	}
+	switch in.ChatType {
+	case "":
+		in.ChatType = string(herald.ChatDM)
+	case "dm", "group", "channel", "thread", "forum":
+	default:
+		return in, errors.New(`"chat_type" must be one of dm, group, channel, thread, forum`)
+	}
+	return in, nil
+}
+
+// parseWait reads ?wait= (seconds, default 60, cut to MaxWait).
+func parseWait(s string) (time.Duration, error) {
+	if s == "" {
+		return 60 * time.Second, nil
+	}
+	secs, err := strconv.ParseFloat(s, 64)
+	switch {
+	case err != nil && !errors.Is(err, strconv.ErrRange):
+		return 0, fmt.Errorf("wait=%q is not a number of seconds", s)
+	case math.IsNaN(secs) || math.IsInf(secs, 0):
+		return 0, fmt.Errorf("wait=%q is not a finite number of seconds", s)
+	case secs < 0:
+		return 0, fmt.Errorf("wait=%q is negative", s)
+	}
+	return time.Duration(min(secs, MaxWait) * float64(time.Second)), nil
+}
+
+// newMessageID names a message that came without an id. It is random so
+// that no client can guess another's id and collect its replies.
+func newMessageID() string {
+	return "m" + rand.Text()
+}
+
+// await registers a request waiting for the replies to message id from
+// chat. It fails if id is in flight for another chat; requests from the
+// same chat with the same id share one collector.
+func (a *Adapter) await(id, chat string) (*waiter, bool) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	wt := a.waiters[id]
+	if wt == nil {
+		wt = &waiter{chat: chat}
+		a.waiters[id] = wt
+	} else if wt.chat != chat {
+		return nil, false
+	}
+	wt.refs++
+	return wt, true
+}
+
+func (a *Adapter) release(id string, wt *waiter) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	if wt.refs--; wt.refs == 0 {
+		delete(a.waiters, id)
+	}
+}
+
+// Send records a reply for the request that caused it, if that request
+// came from the chat the reply goes to.
 func (a *Adapter) Send(ctx context.Context, to herald.Target, m adapters.Outgoing) (adapters.Sent, error) {
 	id := "r" + strconv.FormatInt(a.seq.Add(1), 10)
 	a.mu.Lock()
 	wt := a.waiters[m.Cause]
 	a.mu.Unlock()
-	if wt != nil {
+	if wt != nil && wt.chat == to.ChatID {
 		wt.mu.Lock()
 		wt.replies = append(wt.replies, Reply{Text: m.Text})
 		wt.mu.Unlock()
 	}
 	return adapters.Sent{MessageID: id}, nil
-}
-
-func (a *Adapter) events(w http.ResponseWriter, r *http.Request) {
-	if a.cfg.Events == nil {
-		writeErr(w, http.StatusNotFound, "events are not available")
-		return
-	}
-	fl, ok := w.(http.Flusher)
-	if !ok {
-		writeErr(w, http.StatusInternalServerError, "streaming unsupported")
-		return
-	}
-	type frame struct {
-		name string
-		data []byte
-	}
-	ch := make(chan frame, 4096)
-	var dropped atomic.Int64
-	unsub := a.cfg.Events(func(name string, payload any) {
-		ctxJSON, err := json.Marshal(payload)
-		if err != nil || payload == nil {
-			ctxJSON = []byte("{}")
-		}
-		data, _ := json.Marshal(struct {
-			EventType string          `json:"event_type"`
-			Context   json.RawMessage `json:"context"`
-		}{name, ctxJSON})
-		select {
-		case ch <- frame{name, data}:
-		default:
-			dropped.Add(1)
-		}
-	})
-	defer unsub()
-	h := w.Header()
-	h.Set("Content-Type", "text/event-stream")
-	h.Set("Cache-Control", "no-cache")
-	h.Set("X-Accel-Buffering", "no")
-	w.WriteHeader(http.StatusOK)
-	fmt.Fprint(w, ": herald events\n\n")
-	fl.Flush()
-	keep := time.NewTicker(15 * time.Second)
-	defer keep.Stop()
-	for {
-		select {
-		case <-r.Context().Done():
-			return
-		case <-keep.C:
-			if n := dropped.Swap(0); n > 0 {
-				fmt.Fprintf(w, ": %d events dropped (client too slow)\n\n", n)
-			} else {
-				fmt.Fprint(w, ": keep-alive\n\n")
-			}
-			fl.Flush()
-		case f := <-ch:
-			fmt.Fprintf(w, "event: %s\ndata: %s\n\n", f.name, f.data)
-			// write whatever else is already waiting before flushing
-			for more := true; more; {
-				select {
-				case f := <-ch:
-					fmt.Fprintf(w, "event: %s\ndata: %s\n\n", f.name, f.data)
-				default:
-					more = false
-				}
-			}
-			fl.Flush()
-		}
-	}
 }
 
 // healthz answers 200 with status "ok", or "degraded" when a platform

@@ -28,29 +28,16 @@ func (a *Adapter) runEvents(ctx context.Context, sink adapters.Sink) error {
 	if err != nil {
 		return a.fail(&adapters.FatalError{Msg: fmt.Sprintf("slack: cannot listen for the Events API on %s (platforms.slack.events_listen)", a.cfg.EventsListen), Err: err})
 	}
-	srv := &http.Server{
-		Handler:           a.EventsHandler(ctx, sink),
-		ReadHeaderTimeout: 10 * time.Second,
-		ReadTimeout:       30 * time.Second,
-	}
 	a.setHealth("connected")
 	a.log.Info("slack events API listening", "addr", ln.Addr().String())
 	if a.cfg.OnListen != nil {
 		a.cfg.OnListen(ln.Addr().String())
 	}
-	errc := make(chan error, 1)
-	go func() { errc <- srv.Serve(ln) }()
-	select {
-	case <-ctx.Done():
-		sctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-		srv.Shutdown(sctx)
-		cancel()
-		<-errc
-		a.setHealth("stopped")
-		return nil
-	case err := <-errc:
+	if err := adapters.ServeHTTP(ctx, ln, a.EventsHandler(ctx, sink), adapters.HTTPLimits{MaxBody: maxEventBody}, 5*time.Second); err != nil {
 		return a.fail(&adapters.TemporaryError{Err: fmt.Errorf("slack: events API server: %w", err)})
 	}
+	a.setHealth("stopped")
+	return nil
 }
 
 // EventsHandler is the Events API endpoint as an http.Handler, for

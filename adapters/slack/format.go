@@ -18,7 +18,8 @@ func escape(s string) string { return escaper.Replace(s) }
 
 // toMrkdwn converts Markdown: ``` fences (the language tag is dropped,
 // Slack would show it), `code`, **bold**, __bold__, *italic*, _italic_,
-// ~~strike~~, [text](url), # headings (bold) and "* "/"- " bullets.
+// ~~strike~~, [text](url) (a "|" in the URL is written %7C, or Slack
+// would end the URL there), # headings (bold) and "* "/"- " bullets.
 func toMrkdwn(md string) string {
 	var b strings.Builder
 	lines := strings.Split(md, "\n")
@@ -60,9 +61,12 @@ func convertLine(line string) string {
 	return inline(line)
 }
 
-// inline converts one line's inline markup.
+// inline converts one line's inline markup. Spans nest only a few deep
+// (a span's inside cannot hold its own delimiter), and links are found
+// with seekers, so the time is linear in the line's length.
 func inline(s string) string {
 	var b strings.Builder
+	lk := newLinker(s)
 	for i := 0; i < len(s); {
 		rest := s[i:]
 		switch {
@@ -91,8 +95,8 @@ func inline(s string) string {
 				continue
 			}
 		case rest[0] == '[':
-			if text, url, n, ok := link(rest); ok {
-				b.WriteString("<" + escape(url) + "|" + strings.NewReplacer("|", "/", ">", "›").Replace(escape(text)) + ">")
+			if text, url, n, ok := lk.link(i); ok {
+				b.WriteString("<" + strings.ReplaceAll(escape(url), "|", "%7C") + "|" + strings.NewReplacer("|", "/", ">", "›").Replace(escape(text)) + ">")
 				i += n
 				continue
 			}
@@ -118,21 +122,56 @@ func span(s, delim string) (inner string, n int, ok bool) {
 	return inner, len(delim) + j + len(delim), true
 }
 
-// link reads [text](url) at the start of s.
-func link(s string) (text, url string, n int, ok bool) {
-	close := strings.Index(s, "](")
-	if close < 1 {
+// linker reads links in one line. Its seekers only move forward, as
+// the conversion does, so each byte is looked at once per seeker: a line
+// of 200,000 "[" is not rescanned 200,000 times.
+type linker struct {
+	s                    string
+	close, paren, badURL seeker
+}
+
+func newLinker(s string) *linker {
+	return &linker{s: s, close: newSeeker(s, "]"), paren: newSeeker(s, ")"), badURL: newSeeker(s, " \t")}
+}
+
+// link reads [text](url) at i: the text holds no ']' and ends at "](",
+// the URL is not empty and holds no blank.
+func (lk *linker) link(i int) (text, url string, n int, ok bool) {
+	s := lk.s
+	close := lk.close.next(i + 1)
+	if close+1 >= len(s) || s[close+1] != '(' {
 		return "", "", 0, false
 	}
-	end := strings.IndexByte(s[close+2:], ')')
-	if end < 1 {
+	end := lk.paren.next(close + 2)
+	if end >= len(s) || end == close+2 || lk.badURL.next(close+2) < end {
 		return "", "", 0, false
 	}
-	text, url = s[1:close], s[close+2:close+2+end]
-	if strings.ContainsAny(url, " \t") || strings.Contains(text, "]") {
-		return "", "", 0, false
+	return s[i+1 : close], s[close+2 : end], end + 1 - i, true
+}
+
+// seeker finds the next byte of a set in s at or after a position that
+// never goes back.
+type seeker struct {
+	s, set   string
+	from, at int // the last answer: at is the first match >= from
+}
+
+func newSeeker(s, set string) seeker { return seeker{s: s, set: set, from: len(s) + 1} }
+
+// next returns the first position >= from holding a byte of the set, or
+// len(s).
+func (k *seeker) next(from int) int {
+	if from >= len(k.s) {
+		return len(k.s)
 	}
-	return text, url, close + 2 + end + 1, true
+	if k.from <= from && from <= k.at {
+		return k.at
+	}
+	k.from, k.at = from, len(k.s)
+	if j := strings.IndexAny(k.s[from:], k.set); j >= 0 {
+		k.at = from + j
+	}
+	return k.at
 }
 
 func isWord(c byte) bool {

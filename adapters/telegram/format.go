@@ -74,44 +74,94 @@ var spans = []span{
 // inline converts one line's inline markup.
 func inline(s string) string {
 	var b strings.Builder
-	for i := 0; i < len(s); {
+	b.Grow(len(s))
+	newInliner(s).convert(&b, 0, len(s))
+	return b.String()
+}
+
+// inliner converts one line in time linear in its length: where a
+// converter would scan the rest of the line for the close of every
+// marker that might open (quadratic on 80,000 "_"), it looks each answer
+// up in tables built once, backwards, over the line.
+type inliner struct {
+	s string
+	// closes[k][p] is the first position >= p where spans[k] may close,
+	// judged against the whole line; len(s) if none
+	closes [][]int32
+	// the first position >= p of a '`'; of a '[' or ']'; of a ')'; of a
+	// byte a link's URL may not hold. len(s) if none.
+	tick, bracket, paren, badURL []int32
+}
+
+func newInliner(s string) *inliner {
+	n := len(s)
+	in := &inliner{s: s, closes: make([][]int32, len(spans))}
+	in.tick = nextOf(s, func(c byte) bool { return c == '`' })
+	in.bracket = nextOf(s, func(c byte) bool { return c == '[' || c == ']' })
+	in.paren = nextOf(s, func(c byte) bool { return c == ')' })
+	in.badURL = nextOf(s, func(c byte) bool { return c == ' ' || c == '"' || c == '<' || c == '>' })
+	for k, sp := range spans {
+		next := make([]int32, n+1)
+		next[n] = int32(n)
+		for e := n - 1; e >= 0; e-- {
+			next[e] = next[e+1]
+			if mayClose(s, e, sp) && (!sp.word || e+len(sp.marker) >= n || !isWordByte(s[e+len(sp.marker)])) &&
+				(len(sp.marker) > 1 || e+1 >= n || s[e+1] != sp.marker[0]) {
+				next[e] = int32(e)
+			}
+		}
+		in.closes[k] = next
+	}
+	return in
+}
+
+// mayClose reports whether sp's marker sits at e after a non-space: the
+// part of a close that does not depend on what follows it.
+func mayClose(s string, e int, sp span) bool {
+	return e > 0 && s[e-1] != ' ' && strings.HasPrefix(s[e:], sp.marker)
+}
+
+func nextOf(s string, is func(byte) bool) []int32 {
+	next := make([]int32, len(s)+1)
+	next[len(s)] = int32(len(s))
+	for p := len(s) - 1; p >= 0; p-- {
+		next[p] = next[p+1]
+		if is(s[p]) {
+			next[p] = int32(p)
+		}
+	}
+	return next
+}
+
+// convert writes s[lo:hi] converted to b, reading the region as a line of
+// its own (as a span's inside or a link's text is read).
+func (in *inliner) convert(b *strings.Builder, lo, hi int) {
+	s := in.s
+	for i := lo; i < hi; {
 		c := s[i]
 		if c == '`' {
-			if j := strings.IndexByte(s[i+1:], '`'); j > 0 {
-				b.WriteString("<code>" + html.EscapeString(s[i+1:i+1+j]) + "</code>")
-				i += j + 2
+			if j := int(in.tick[i+1]); j < hi && j > i+1 {
+				b.WriteString("<code>")
+				b.WriteString(html.EscapeString(s[i+1 : j]))
+				b.WriteString("</code>")
+				i = j + 1
 				continue
 			}
 		}
 		if c == '[' {
-			if text, url, n, ok := link(s[i:]); ok {
-				b.WriteString(`<a href="` + html.EscapeString(url) + `">` + inline(text) + "</a>")
+			if textEnd, url, n, ok := in.link(i, hi); ok {
+				b.WriteString(`<a href="` + html.EscapeString(url) + `">`)
+				in.convert(b, i+1, textEnd)
+				b.WriteString("</a>")
 				i += n
 				continue
 			}
 		}
-		matched := false
-		for _, sp := range spans {
-			if !strings.HasPrefix(s[i:], sp.marker) {
-				continue
-			}
-			if sp.word && i > 0 && isWordByte(s[i-1]) {
-				continue
-			}
-			start := i + len(sp.marker)
-			if start >= len(s) || s[start] == ' ' {
-				continue
-			}
-			end := closing(s, start, sp)
-			if end < 0 {
-				continue
-			}
-			b.WriteString(sp.open + inline(s[start:end]) + sp.close)
-			i = end + len(sp.marker)
-			matched = true
-			break
-		}
-		if matched {
+		if k, start, end, ok := in.span(i, lo, hi); ok {
+			b.WriteString(spans[k].open)
+			in.convert(b, start, end)
+			b.WriteString(spans[k].close)
+			i = end + len(spans[k].marker)
 			continue
 		}
 		switch c {
@@ -126,48 +176,61 @@ func inline(s string) string {
 		}
 		i++
 	}
-	return b.String()
 }
 
-// closing finds the closing marker of sp from start, or -1.
-func closing(s string, start int, sp span) int {
-	for k := start; k < len(s); {
-		j := strings.Index(s[k:], sp.marker)
-		if j < 0 {
-			return -1
+// span finds the first of spans that opens at i and closes before hi: its
+// index and the bounds of its inside.
+func (in *inliner) span(i, lo, hi int) (k, start, end int, ok bool) {
+	s := in.s
+	for k, sp := range spans {
+		m := len(sp.marker)
+		if i+m > hi || s[i:i+m] != sp.marker {
+			continue
 		}
-		end := k + j
-		after := end + len(sp.marker)
-		okBefore := end > start && s[end-1] != ' '
-		okAfter := !sp.word || after >= len(s) || !isWordByte(s[after])
-		// "**" must not be read as two "*"
-		if len(sp.marker) == 1 && after < len(s) && s[after] == sp.marker[0] {
-			okAfter = false
+		if sp.word && i > lo && isWordByte(s[i-1]) {
+			continue
 		}
-		if okBefore && okAfter && !strings.Contains(s[start:end], "`") {
-			return end
+		start := i + m
+		if start >= hi || s[start] == ' ' {
+			continue
 		}
-		k = end + 1
+		end := int(in.closes[k][start+1])
+		if end+m >= hi {
+			// no close followed by text inside the region; a marker
+			// ending the region closes whatever follows it in the line
+			end = hi - m
+			if end <= start || !mayClose(s[:hi], end, sp) {
+				continue
+			}
+		}
+		if int(in.tick[start]) < end {
+			// code is never formatted across
+			continue
+		}
+		return k, start, end, true
 	}
-	return -1
+	return 0, 0, 0, false
 }
 
-// link parses "[text](url)" at the start of s.
-func link(s string) (text, url string, n int, ok bool) {
-	close := strings.Index(s, "](")
-	if close < 1 || strings.ContainsAny(s[1:close], "[]") {
-		return "", "", 0, false
+// link parses "[text](url)" at i, before hi: where the text ends, the
+// URL, and the length of the whole.
+func (in *inliner) link(i, hi int) (textEnd int, url string, n int, ok bool) {
+	s := in.s
+	// the text holds no bracket and ends at "]("
+	b := int(in.bracket[i+1])
+	if b+1 >= hi || s[b] != ']' || s[b+1] != '(' {
+		return 0, "", 0, false
 	}
-	rest := s[close+2:]
-	end := strings.IndexByte(rest, ')')
-	if end < 1 {
-		return "", "", 0, false
+	u := b + 2
+	end := int(in.paren[u])
+	if end >= hi || end == u || int(in.badURL[u]) < end {
+		return 0, "", 0, false
 	}
-	url = rest[:end]
-	if strings.ContainsAny(url, " \"<>") || !(strings.HasPrefix(url, "http://") || strings.HasPrefix(url, "https://") || strings.HasPrefix(url, "tg://") || strings.HasPrefix(url, "mailto:")) {
-		return "", "", 0, false
+	url = s[u:end]
+	if !(strings.HasPrefix(url, "http://") || strings.HasPrefix(url, "https://") || strings.HasPrefix(url, "tg://") || strings.HasPrefix(url, "mailto:")) {
+		return 0, "", 0, false
 	}
-	return s[1:close], url, close + 2 + end + 1, true
+	return b, url, end + 1 - i, true
 }
 
 func isWordByte(c byte) bool {

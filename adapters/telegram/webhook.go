@@ -41,24 +41,18 @@ func (a *Adapter) runWebhook(ctx context.Context, sink adapters.Sink) error {
 			return a.classify("setWebhook", err)
 		}
 	}
-	srv := &http.Server{Handler: a.webhookHandler(ctx, sink), ReadHeaderTimeout: 10 * time.Second}
-	done := make(chan error, 1)
-	go func() { done <- srv.Serve(ln) }()
 	a.setState("connected (webhook)")
 	a.log.Info("telegram webhook listening", "addr", ln.Addr().String())
 	if a.cfg.OnListen != nil {
 		a.cfg.OnListen(ln.Addr().String())
 	}
-	select {
-	case <-ctx.Done():
-		sctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-		defer cancel()
-		srv.Shutdown(sctx)
-		<-done
-		return nil
-	case err := <-done:
+	// the listener faces the internet: shared limits on header and body
+	// time, idle connections, header and body size, and connections
+	limits := adapters.HTTPLimits{MaxBody: maxUpdateSize}
+	if err := adapters.ServeHTTP(ctx, ln, a.webhookHandler(ctx, sink), limits, 5*time.Second); err != nil {
 		return fmt.Errorf("telegram: webhook server: %w", err)
 	}
+	return nil
 }
 
 // webhookHandler accepts updates whose secret header matches. It answers

@@ -1,0 +1,5 @@
+//go:build !race
+
+package formattest
+
+const raceEnabled = false

@@ -1,0 +1,74 @@
+package herald
+
+import (
+	"strings"
+	"testing"
+	"unicode"
+)
+
+func FuzzParseCommand(f *testing.F) {
+	for _, s := range []string{"/start", "/Model@herald_bot gpt-4o", "  /queue  do it  ", "/tmp/x is a path", "/", "/@bot", "/stop\nnow", "/a\tb c", "not a command", "/É"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, text string) {
+		name, args := ParseCommand(text)
+		if name == "" {
+			if args != "" {
+				t.Fatalf("ParseCommand(%q): no name but args %q", text, args)
+			}
+			return
+		}
+		if !strings.HasPrefix(strings.TrimSpace(text), "/") {
+			t.Fatalf("ParseCommand(%q) = %q for text that does not start with /", text, name)
+		}
+		if strings.ContainsAny(name, "@/") || strings.IndexFunc(name, unicode.IsSpace) >= 0 || strings.ToLower(name) != name {
+			t.Fatalf("ParseCommand(%q): name %q is not one lower-case word", text, name)
+		}
+		if strings.TrimSpace(args) != args {
+			t.Fatalf("ParseCommand(%q): args %q not trimmed", text, args)
+		}
+		// the parsed command, written back, reads the same
+		if n2, a2 := ParseCommand("/" + name + " " + args); n2 != name || a2 != args {
+			t.Fatalf("ParseCommand(%q) = %q %q, but /%s %s reads as %q %q", text, name, args, name, args, n2, a2)
+		}
+	})
+}
+
+func FuzzParseTarget(f *testing.F) {
+	for _, s := range []string{"telegram", "telegram:-100123", "telegram:-100123:42", "Slack : C01 : 1700000000.1", "discord:", ":x", "local:a:b:c", " ", "x::y"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		tg, err := ParseTarget(s)
+		if err != nil {
+			return
+		}
+		if tg.Platform == "" || strings.Contains(string(tg.Platform), ":") || strings.Contains(tg.ChatID, ":") {
+			t.Fatalf("ParseTarget(%q) = %+v", s, tg)
+		}
+		if tg.ThreadID != "" && tg.ChatID == "" {
+			t.Fatalf("ParseTarget(%q) = %+v: a thread with no chat", s, tg)
+		}
+		back, err := ParseTarget(tg.String())
+		if err != nil || back != tg {
+			t.Fatalf("ParseTarget(%q) = %+v, written %q, which reads as %+v, %v", s, tg, tg.String(), back, err)
+		}
+	})
+}
+
+// A command word ends at any white space: a client sending CRLF line
+// ends ("/model\r\ngpt-4o") must not get a command named "model\r".
+func TestParseCommandEndsTheWordAtAnySpace(t *testing.T) {
+	for _, tc := range []struct{ in, name, args string }{
+		{"/model\r\ngpt-4o", "model", "gpt-4o"},
+		{"/stop\r", "stop", ""},
+		{"/queue\vnext", "queue", "next"},
+		{"/title\u00a0My chat", "title", "My chat"},
+		{"/\r@", "", ""},
+		{"/a\tb\tc d", "a", "b\tc d"},
+	} {
+		if name, args := ParseCommand(tc.in); name != tc.name || args != tc.args {
+			t.Errorf("ParseCommand(%q) = %q, %q; want %q, %q", tc.in, name, args, tc.name, tc.args)
+		}
+	}
+}
