@@ -513,6 +513,10 @@ func joinArgs(args []arg) arg {
 var shellName = regexp.MustCompile(`^(?:(?:ba|z|da|k|mk|a|fi|c|tc|y|o|po)?sh|sh[0-9.]*)$`)
 var interpreterName = regexp.MustCompile(`^(?:python[0-9.]*|pypy[0-9.]*|perl[0-9.]*|ruby[0-9.]*|node|nodejs|deno|bun|php[0-9.]*|lua[0-9.]*|luajit|tclsh[0-9.]*|osascript|Rscript|julia)$`)
 
+// shellOption is a cluster of single-letter options; anything else is
+// the script (or its file).
+var shellOption = regexp.MustCompile(`^[-+][a-zA-Z]+$`)
+
 func isShell(base string) bool { return shellName.MatchString(base) }
 
 // shell checks sh/bash/…: -c's string is parsed; a script that is a
@@ -527,7 +531,7 @@ func (c *checker) shell(args []arg, depth int) {
 			continue
 		case strings.HasPrefix(a.s, "--"):
 			continue
-		case len(a.s) > 1 && (a.s[0] == '-' || a.s[0] == '+') && !a.dynamic:
+		case shellOption.MatchString(a.s) && !a.dynamic:
 			if strings.ContainsRune(a.s[1:], 'c') {
 				inline = true
 			}
@@ -775,6 +779,9 @@ func (c *checker) find(args []arg, depth int) bool {
 // forksItself: a function that calls itself in a pipe or in the
 // background, the shape of :(){ :|:& };:.
 func forksItself(f *syntax.FuncDecl) bool {
+	if f.Name == nil || f.Body == nil {
+		return false
+	}
 	name := f.Name.Value
 	found := false
 	syntax.Walk(f.Body, func(n syntax.Node) bool {

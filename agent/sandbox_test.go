@@ -1,0 +1,128 @@
+package agent
+
+import (
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/heraldgw/herald/agent/sandbox"
+	"github.com/heraldgw/herald/hooks"
+)
+
+// The launcher is this test binary: package sandbox's init turns it into
+// the launcher when it is started as one.
+
+// TestTerminalCannotReadGatewayEnviron replays "cat /proc/$PPID/environ":
+// with this process non-dumpable (as the gateway makes itself) and the
+// launcher's capabilities dropped (root's CAP_SYS_PTRACE among them),
+// the command cannot read its parent's environ or memory.
+func TestTerminalCannotReadGatewayEnviron(t *testing.T) {
+	if err := sandbox.ProtectSelf(); err != nil {
+		t.Fatal(err)
+	}
+	modes := []string{sandbox.None}
+	if sandbox.Available(sandbox.Landlock) == nil {
+		modes = append(modes, sandbox.Landlock)
+	}
+	pid := strconv.Itoa(os.Getpid())
+	for _, mode := range modes {
+		t.Run(mode, func(t *testing.T) {
+			dir := t.TempDir()
+			term := &Terminal{Paths: &Paths{Workdir: dir}, Sandbox: &sandbox.Policy{Mode: mode, Writable: []string{dir}}}
+			cmd := "echo ppid=$PPID; tr '\\0' '\\n' < /proc/$PPID/environ; tr '\\0' '\\n' < /proc/" + pid + "/environ; head -c 64 /proc/" + pid + "/mem; echo end"
+			r := runTerminal(t, term, hooks.NewRegistry(nil), map[string]any{"command": cmd})
+			if !strings.Contains(r.Output, "ppid="+pid) || !strings.Contains(r.Output, "end") {
+				t.Fatalf("the command did not run as a child of this process: %q", r.Output)
+			}
+			// /proc/<pid>/environ is the environment this process
+			// started with: any entry of it in the output is a read
+			if initial := firstEntry(t); strings.Contains(r.Output, initial) {
+				t.Fatalf("read this process's environ: %q", r.Output)
+			}
+			mustContain(t, r.Output, "ermission denied")
+		})
+	}
+}
+
+// firstEntry is the longest entry of this process's /proc environ.
+func firstEntry(t *testing.T) string {
+	b, err := os.ReadFile("/proc/self/environ")
+	if err != nil {
+		t.Skip(err)
+	}
+	long := ""
+	for _, kv := range strings.Split(string(b), "\x00") {
+		if len(kv) > len(long) && !strings.Contains(kv, "\n") {
+			long = kv
+		}
+	}
+	return long
+}
+
+// TestTerminalLandlocked: under landlock the command cannot read the
+// home's local.token or .env, nor write outside the working directory and
+// the temporary directories; it can do its work in the working
+// directory. With "none" it behaves as it did without a sandbox.
+func TestTerminalLandlocked(t *testing.T) {
+	if err := sandbox.Available(sandbox.Landlock); err != nil {
+		t.Skip(err)
+	}
+	// herald's home lives outside the temporary directories, as it does
+	// on a real machine (~/.herald): landlock cannot grant /tmp while
+	// keeping a directory below it shut
+	root, err := os.MkdirTemp(".", "sandbox-test-")
+	if err != nil {
+		t.Fatal(err)
+	}
+	root, _ = filepath.Abs(root)
+	t.Cleanup(func() { os.RemoveAll(root) })
+	home, work, outside := filepath.Join(root, "home"), filepath.Join(root, "work"), filepath.Join(root, "outside")
+	os.MkdirAll(outside, 0o755)
+	os.MkdirAll(home, 0o700)
+	os.MkdirAll(work, 0o755)
+	os.WriteFile(filepath.Join(home, "local.token"), []byte("local-token-value-93d1"), 0o600)
+	os.WriteFile(filepath.Join(home, ".env"), []byte("OPENAI_API_KEY=env-file-value-77a2\n"), 0o600)
+	os.WriteFile(filepath.Join(work, "in.txt"), []byte("workdir-file\n"), 0o644)
+	os.Symlink(home, filepath.Join(work, "home-link"))
+
+	run := func(mode, cmd string) terminalResult {
+		term := &Terminal{Paths: &Paths{Workdir: work, Home: home}, Sandbox: &sandbox.Policy{Mode: mode, Writable: []string{work}, Hidden: home}}
+		return runTerminal(t, term, hooks.NewRegistry(nil), map[string]any{"command": cmd})
+	}
+	attack := "cat " + home + "/local.token; cat " + home + "/.env; cat home-link/local.token; ls " + home + "; " +
+		"echo pwned > " + outside + "/f; mkdir -p " + home + "/hooks/zz; echo x > " + home + "/config.yaml; ln " + home + "/local.token hl; echo done"
+	r := run(sandbox.Landlock, attack)
+	for _, leak := range []string{"local-token-value-93d1", "env-file-value-77a2"} {
+		if strings.Contains(r.Output, leak) {
+			t.Errorf("landlock: read %s: %q", leak, r.Output)
+		}
+	}
+	if _, err := os.Stat(filepath.Join(outside, "f")); err == nil {
+		t.Error("landlock: wrote outside the working directory")
+	}
+	if _, err := os.Stat(filepath.Join(home, "hooks")); err == nil {
+		t.Error("landlock: made a directory in the home")
+	}
+	if _, err := os.Stat(filepath.Join(work, "hl")); err == nil {
+		t.Error("landlock: hard-linked a file of the home into the working directory")
+	}
+	mustContain(t, r.Output, "done")
+
+	r = run(sandbox.Landlock, "cat in.txt && echo made > new.txt && mkdir -p sub/dir && mv new.txt sub/dir/ && echo tmp > "+os.TempDir()+"/herald-sbx-$$ && rm "+os.TempDir()+"/herald-sbx-$$ && ls /usr/bin >/dev/null && echo ok")
+	if r.ExitCode != 0 || !strings.Contains(r.Output, "workdir-file") || !strings.Contains(r.Output, "ok") {
+		t.Fatalf("landlock: ordinary work failed: %+v", r)
+	}
+	if b, _ := os.ReadFile(filepath.Join(work, "sub", "dir", "new.txt")); string(b) != "made\n" {
+		t.Errorf("landlock: new.txt = %q", b)
+	}
+
+	r = run(sandbox.None, "cat "+home+"/local.token; echo pwned > "+outside+"/f")
+	if !strings.Contains(r.Output, "local-token-value-93d1") {
+		t.Errorf("none: expected no filesystem confinement: %q", r.Output)
+	}
+	if _, err := os.Stat(filepath.Join(outside, "f")); err != nil {
+		t.Errorf("none: expected the write outside to happen: %v", err)
+	}
+}
