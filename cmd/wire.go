@@ -34,6 +34,9 @@ type app struct {
 	endpoint config.Endpoint
 	plugins  []hooks.LoadedPlugin
 	closers  []func()
+	// sandboxWarning, when set, says the terminal tool runs unconfined;
+	// the gateway logs it once at start.
+	sandboxWarning string
 }
 
 type appOptions struct {
