@@ -23,17 +23,21 @@ func TestTerminalCannotReadGatewayEnviron(t *testing.T) {
 		t.Fatal(err)
 	}
 	modes := []string{sandbox.None}
-	if sandbox.Available(sandbox.Landlock) == nil {
-		modes = append(modes, sandbox.Landlock)
+	for _, m := range []string{sandbox.Landlock, sandbox.Bubblewrap} {
+		if sandbox.Available(m) == nil {
+			modes = append(modes, m)
+		}
 	}
 	pid := strconv.Itoa(os.Getpid())
 	for _, mode := range modes {
 		t.Run(mode, func(t *testing.T) {
 			dir := t.TempDir()
-			term := &Terminal{Paths: &Paths{Workdir: dir}, Sandbox: &sandbox.Policy{Mode: mode, Writable: []string{dir}}}
+			// the command's own environment holds none of this process's
+			term := &Terminal{Paths: &Paths{Workdir: dir}, Env: []string{"PATH=/usr/bin:/bin"}, Sandbox: &sandbox.Policy{Mode: mode, Writable: []string{dir}}}
 			cmd := "echo ppid=$PPID; tr '\\0' '\\n' < /proc/$PPID/environ; tr '\\0' '\\n' < /proc/" + pid + "/environ; head -c 64 /proc/" + pid + "/mem; echo end"
 			r := runTerminal(t, term, hooks.NewRegistry(nil), map[string]any{"command": cmd})
-			if !strings.Contains(r.Output, "ppid="+pid) || !strings.Contains(r.Output, "end") {
+			// bubblewrap's PID namespace has no parent to name
+			if mode != sandbox.Bubblewrap && !strings.Contains(r.Output, "ppid="+pid) || !strings.Contains(r.Output, "end") {
 				t.Fatalf("the command did not run as a child of this process: %q", r.Output)
 			}
 			// /proc/<pid>/environ is the environment this process
@@ -41,7 +45,9 @@ func TestTerminalCannotReadGatewayEnviron(t *testing.T) {
 			if initial := firstEntry(t); strings.Contains(r.Output, initial) {
 				t.Fatalf("read this process's environ: %q", r.Output)
 			}
-			mustContain(t, r.Output, "ermission denied")
+			if mode != sandbox.Bubblewrap {
+				mustContain(t, r.Output, "ermission denied")
+			}
 		})
 	}
 }
@@ -61,14 +67,23 @@ func firstEntry(t *testing.T) string {
 	return long
 }
 
-// TestTerminalLandlocked: under landlock the command cannot read the
-// home's local.token or .env, nor write outside the working directory and
-// the temporary directories; it can do its work in the working
-// directory. With "none" it behaves as it did without a sandbox.
-func TestTerminalLandlocked(t *testing.T) {
-	if err := sandbox.Available(sandbox.Landlock); err != nil {
-		t.Skip(err)
+// TestTerminalSandboxed: under landlock and under bubblewrap the command
+// cannot read the home's local.token or .env, nor write outside the
+// working directory and the temporary directories; it can do its work in
+// the working directory. With "none" it behaves as it did without a
+// sandbox.
+func TestTerminalSandboxed(t *testing.T) {
+	for _, mode := range []string{sandbox.Landlock, sandbox.Bubblewrap} {
+		t.Run(mode, func(t *testing.T) {
+			if err := sandbox.Available(mode); err != nil {
+				t.Skip(err)
+			}
+			testSandboxed(t, mode)
+		})
 	}
+}
+
+func testSandboxed(t *testing.T, mode string) {
 	// herald's home lives outside the temporary directories, as it does
 	// on a real machine (~/.herald): landlock cannot grant /tmp while
 	// keeping a directory below it shut
@@ -93,29 +108,29 @@ func TestTerminalLandlocked(t *testing.T) {
 	}
 	attack := "cat " + home + "/local.token; cat " + home + "/.env; cat home-link/local.token; ls " + home + "; " +
 		"echo pwned > " + outside + "/f; mkdir -p " + home + "/hooks/zz; echo x > " + home + "/config.yaml; ln " + home + "/local.token hl; echo done"
-	r := run(sandbox.Landlock, attack)
+	r := run(mode, attack)
 	for _, leak := range []string{"local-token-value-93d1", "env-file-value-77a2"} {
 		if strings.Contains(r.Output, leak) {
-			t.Errorf("landlock: read %s: %q", leak, r.Output)
+			t.Errorf(mode+": read %s: %q", leak, r.Output)
 		}
 	}
 	if _, err := os.Stat(filepath.Join(outside, "f")); err == nil {
-		t.Error("landlock: wrote outside the working directory")
+		t.Error(mode + ": wrote outside the working directory")
 	}
 	if _, err := os.Stat(filepath.Join(home, "hooks")); err == nil {
-		t.Error("landlock: made a directory in the home")
+		t.Error(mode + ": made a directory in the home")
 	}
 	if _, err := os.Stat(filepath.Join(work, "hl")); err == nil {
-		t.Error("landlock: hard-linked a file of the home into the working directory")
+		t.Error(mode + ": hard-linked a file of the home into the working directory")
 	}
 	mustContain(t, r.Output, "done")
 
-	r = run(sandbox.Landlock, "cat in.txt && echo made > new.txt && mkdir -p sub/dir && mv new.txt sub/dir/ && echo tmp > "+os.TempDir()+"/herald-sbx-$$ && rm "+os.TempDir()+"/herald-sbx-$$ && ls /usr/bin >/dev/null && echo ok")
+	r = run(mode, "cat in.txt && echo made > new.txt && mkdir -p sub/dir && mv new.txt sub/dir/ && echo tmp > "+os.TempDir()+"/herald-sbx-$$ && rm "+os.TempDir()+"/herald-sbx-$$ && ls /usr/bin >/dev/null && echo ok")
 	if r.ExitCode != 0 || !strings.Contains(r.Output, "workdir-file") || !strings.Contains(r.Output, "ok") {
-		t.Fatalf("landlock: ordinary work failed: %+v", r)
+		t.Fatalf(mode+": ordinary work failed: %+v", r)
 	}
 	if b, _ := os.ReadFile(filepath.Join(work, "sub", "dir", "new.txt")); string(b) != "made\n" {
-		t.Errorf("landlock: new.txt = %q", b)
+		t.Errorf(mode+": new.txt = %q", b)
 	}
 
 	r = run(sandbox.None, "cat "+home+"/local.token; echo pwned > "+outside+"/f")
