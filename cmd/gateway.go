@@ -11,7 +11,6 @@ import (
 	"github.com/heraldgw/herald"
 	"github.com/heraldgw/herald/adapters"
 	"github.com/heraldgw/herald/adapters/local"
-	"github.com/heraldgw/herald/agent/sandbox"
 	"github.com/heraldgw/herald/config"
 	"github.com/heraldgw/herald/gateway"
 	"github.com/heraldgw/herald/hooks"
@@ -57,11 +56,6 @@ func (e *env) gateway(ctx context.Context, args []string) error {
 		return err
 	}
 	defer lock.release()
-	// no process without CAP_SYS_PTRACE (the terminal tool's commands,
-	// hooks) may read the secrets in this one's memory or environ
-	if err := sandbox.ProtectSelf(); err != nil {
-		a.log.Warn("could not mark the gateway non-dumpable: processes it starts may read its memory and environment", "err", err)
-	}
 	if a.sandboxWarning != "" {
 		a.log.Warn(a.sandboxWarning)
 	}
