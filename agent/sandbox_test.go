@@ -107,7 +107,8 @@ func testSandboxed(t *testing.T, mode string) {
 		return runTerminal(t, term, hooks.NewRegistry(nil), map[string]any{"command": cmd})
 	}
 	attack := "cat " + home + "/local.token; cat " + home + "/.env; cat home-link/local.token; ls " + home + "; " +
-		"echo pwned > " + outside + "/f; mkdir -p " + home + "/hooks/zz; echo x > " + home + "/config.yaml; ln " + home + "/local.token hl; echo done"
+		"echo pwned > " + outside + "/f; mkdir -p " + home + "/hooks/zz; echo x > " + home + "/config.yaml; ln " + home + "/local.token hl; " +
+		"for d in /dev/vda /dev/sda /dev/nvme0n1 /dev/xvda /dev/loop0 /dev/zram0; do [ -e $d ] && head -c 4096 $d | wc -c; done; echo done"
 	r := run(mode, attack)
 	for _, leak := range []string{"local-token-value-93d1", "env-file-value-77a2"} {
 		if strings.Contains(r.Output, leak) {
@@ -124,6 +125,11 @@ func testSandboxed(t *testing.T, mode string) {
 		t.Error(mode + ": hard-linked a file of the home into the working directory")
 	}
 	mustContain(t, r.Output, "done")
+	for _, line := range strings.Split(r.Output, "\n") {
+		if strings.TrimSpace(line) == "4096" {
+			t.Errorf(mode+": read a disk's raw blocks: %q", r.Output)
+		}
+	}
 
 	r = run(mode, "cat in.txt && echo made > new.txt && mkdir -p sub/dir && mv new.txt sub/dir/ && echo tmp > "+os.TempDir()+"/herald-sbx-$$ && rm "+os.TempDir()+"/herald-sbx-$$ && ls /usr/bin >/dev/null && echo ok")
 	if r.ExitCode != 0 || !strings.Contains(r.Output, "workdir-file") || !strings.Contains(r.Output, "ok") {
@@ -139,5 +145,39 @@ func testSandboxed(t *testing.T, mode string) {
 	}
 	if _, err := os.Stat(filepath.Join(outside, "f")); err != nil {
 		t.Errorf("none: expected the write outside to happen: %v", err)
+	}
+}
+
+// TestSandboxHomeInsideWorkdir: a working directory that holds the home
+// (workdir ~, home ~/.herald) stays writable around it, and the home
+// stays shut.
+func TestSandboxHomeInsideWorkdir(t *testing.T) {
+	for _, mode := range []string{sandbox.Landlock, sandbox.Bubblewrap} {
+		t.Run(mode, func(t *testing.T) {
+			if err := sandbox.Available(mode); err != nil {
+				t.Skip(err)
+			}
+			work, err := os.MkdirTemp(".", "sandbox-work-")
+			if err != nil {
+				t.Fatal(err)
+			}
+			work, _ = filepath.Abs(work)
+			t.Cleanup(func() { os.RemoveAll(work) })
+			home := filepath.Join(work, ".herald")
+			os.MkdirAll(filepath.Join(work, "src"), 0o755)
+			os.MkdirAll(home, 0o700)
+			os.WriteFile(filepath.Join(home, "local.token"), []byte("inner-token-value-1b2c"), 0o600)
+			term := &Terminal{Paths: &Paths{Workdir: work, Home: home}, Sandbox: &sandbox.Policy{Mode: mode, Writable: []string{work}, Hidden: home}}
+			r := runTerminal(t, term, hooks.NewRegistry(nil), map[string]any{"command": "cat .herald/local.token; echo x > .herald/new; echo a > src/a.txt && cat src/a.txt && echo ok"})
+			if strings.Contains(r.Output, "inner-token-value-1b2c") {
+				t.Errorf("read the home: %q", r.Output)
+			}
+			if _, err := os.Stat(filepath.Join(home, "new")); err == nil {
+				t.Error("wrote into the home")
+			}
+			if !strings.Contains(r.Output, "ok") {
+				t.Errorf("could not work beside the home: %q", r.Output)
+			}
+		})
 	}
 }

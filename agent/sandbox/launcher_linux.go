@@ -121,8 +121,8 @@ func landlockABI() int {
 }
 
 // restrict landlocks this process: everything but the hidden directory
-// may be read and executed; the writable and temporary directories, and
-// the usual device files, may be written.
+// and the device files may be read and executed; the writable and
+// temporary directories, and the usual device files, may be written.
 func restrict(p Policy) error {
 	hidden := ""
 	if p.Hidden != "" {
@@ -130,8 +130,24 @@ func restrict(p Policy) error {
 			hidden = h
 		}
 	}
+	// read: every top-level directory but /dev, whose disks would give
+	// the filesystem away block by block; only the usual devices below
 	var rules []landlock.Rule
-	rules = append(rules, except("/", hidden, landlock.RODirs, landlock.ROFiles)...)
+	top, err := os.ReadDir("/")
+	if err != nil {
+		return fmt.Errorf("landlock: %w", err)
+	}
+	for _, e := range top {
+		if e.Name() == "dev" || e.Type()&os.ModeSymlink != 0 {
+			continue
+		}
+		p := "/" + e.Name()
+		if !e.IsDir() {
+			rules = append(rules, landlock.ROFiles(p).IgnoreIfMissing())
+			continue
+		}
+		rules = append(rules, except(p, hidden, landlock.RODirs, landlock.ROFiles)...)
+	}
 	for _, w := range append(append([]string{}, p.Writable...), tempDirs()...) {
 		real, err := filepath.EvalSymlinks(w)
 		if err != nil {
