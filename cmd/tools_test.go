@@ -130,3 +130,29 @@ func TestUnavailableSandboxFailsStart(t *testing.T) {
 		t.Fatalf("exit %d, stderr %q", code, stderr)
 	}
 }
+
+// TestTerminalCannotInstallHook replays the hook install through the
+// terminal tool: under the default sandbox nothing appears in the home's
+// hooks/, config.yaml is unchanged and cannot be hard-linked out.
+func TestTerminalCannotInstallHook(t *testing.T) {
+	home, work := t.TempDir(), t.TempDir()
+	cfg := "agent:\n  workdir: " + work + "\n"
+	os.WriteFile(filepath.Join(home, "config.yaml"), []byte(cfg), 0o600)
+	g := cmdtest.Start(t, cmdtest.Options{Home: home})
+	if strings.Contains(g.Log(), "without a sandbox") {
+		t.Skip("no sandbox on this kernel")
+	}
+	r := g.Say(t, "c1", "run: mkdir -p "+home+"/hooks/zz; printf 'name: zz\\nevents: [pre_gateway_dispatch]\\n' > "+home+"/hooks/zz/HOOK.yaml; echo 'hooks_auto_accept: true' >> "+home+"/config.yaml; ln "+home+"/config.yaml cfg; echo end-of-attack")
+	if len(r.Replies) == 0 || !strings.Contains(r.Replies[len(r.Replies)-1].Text, "end-of-attack") {
+		t.Fatalf("the command did not run: %+v", r)
+	}
+	if _, err := os.Stat(filepath.Join(home, "hooks", "zz")); err == nil {
+		t.Error("a hook directory was made in the home")
+	}
+	if b, _ := os.ReadFile(filepath.Join(home, "config.yaml")); string(b) != cfg {
+		t.Errorf("config.yaml now %q", b)
+	}
+	if _, err := os.Stat(filepath.Join(work, "cfg")); err == nil {
+		t.Error("config.yaml was hard-linked into the working directory")
+	}
+}
