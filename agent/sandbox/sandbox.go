@@ -33,7 +33,7 @@ type Policy struct {
 	// Hidden is herald's home: never read, never written.
 	Hidden string `json:"hidden"`
 	// Executable is the launcher; empty means this program
-	// (os.Executable).
+	// (/proc/self/exe).
 	Executable string `json:"-"`
 }
 
@@ -78,9 +78,13 @@ func (p *Policy) Command(shell, command string) (*exec.Cmd, error) {
 	}
 	self := p.Executable
 	if self == "" {
-		var err error
-		if self, err = os.Executable(); err != nil {
-			return nil, fmt.Errorf("sandbox: cannot find herald's own executable to launch the command: %w", err)
+		// this very program, even when its file was replaced or removed
+		// since it started (an upgrade)
+		self = "/proc/self/exe"
+		if _, err := os.Stat(self); err != nil {
+			if self, err = os.Executable(); err != nil {
+				return nil, fmt.Errorf("sandbox: cannot find herald's own executable to launch the command: %w", err)
+			}
 		}
 	}
 	pol, err := json.Marshal(p)
