@@ -4,6 +4,7 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 )
@@ -61,6 +62,14 @@ func TestFileToolsRefuseHome(t *testing.T) {
 			})
 		}
 	}
+	t.Run("/proc is refused even when allowed", func(t *testing.T) {
+		ps := &Paths{Workdir: e.work, Allowed: []string{"/"}, Home: e.home}
+		for _, p := range []string{"/proc/self/environ", "/proc/self/mem", "/proc/" + strconv.Itoa(os.Getpid()) + "/environ"} {
+			if _, err := callTool(t, &ReadFile{Paths: ps}, map[string]any{"path": p}); !errors.Is(err, ErrOutside) {
+				t.Errorf("%s: %v", p, err)
+			}
+		}
+	})
 	t.Run("media may be read, not written", func(t *testing.T) {
 		out, err := callTool(t, tools["read_file"], map[string]any{"path": ".herald/media/photo.txt"})
 		if err != nil || out["content"] != "a received file" {

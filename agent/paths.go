@@ -74,6 +74,11 @@ func (ps *Paths) resolve(p string, how access) (real, root string, err error) {
 	if err := ps.checkHome(p, real, how); err != nil {
 		return "", "", err
 	}
+	if within(real, "/proc") {
+		// the file tools run inside herald: /proc/self is herald's own
+		// memory, environment and open files
+		return "", "", fmt.Errorf("%w: %s is in /proc, where herald's own process (its environment, memory and open files) can be read", ErrOutside, p)
+	}
 	roots := append([]string{ps.Workdir}, ps.Allowed...)
 	if how == accessRead && ps.Home != "" {
 		roots = append(roots, filepath.Join(ps.Home, mediaDir))
