@@ -1,11 +1,13 @@
 package agent
 
 import (
+	"fmt"
 	"os"
 	"path/filepath"
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/heraldgw/herald/agent/sandbox"
 	"github.com/heraldgw/herald/hooks"
@@ -181,6 +183,35 @@ func TestSandboxHomeInsideWorkdir(t *testing.T) {
 			if !strings.Contains(r.Output, "ok") {
 				t.Errorf("could not work beside the home: %q", r.Output)
 			}
+		})
+	}
+}
+
+// TestSandboxedTimeoutKillsGroup: a confined command that outlives its
+// timeout is killed with its children, as an unconfined one is.
+func TestSandboxedTimeoutKillsGroup(t *testing.T) {
+	for _, mode := range []string{sandbox.None, sandbox.Landlock, sandbox.Bubblewrap} {
+		t.Run(mode, func(t *testing.T) {
+			if err := sandbox.Available(mode); err != nil {
+				t.Skip(err)
+			}
+			dir := t.TempDir()
+			pidFile := filepath.Join(dir, "pid")
+			term := &Terminal{Paths: &Paths{Workdir: dir}, KillGrace: 200 * time.Millisecond, Sandbox: &sandbox.Policy{Mode: mode, Writable: []string{dir}}}
+			cmd := fmt.Sprintf(`trap '' TERM; sleep 30 & echo $! > %s; wait; wait`, pidFile)
+			r := runTerminal(t, term, hooks.NewRegistry(nil), map[string]any{"command": cmd, "timeout": 1})
+			if r.Error == nil || !strings.Contains(*r.Error, "timed out") || r.ExitCode != 124 {
+				t.Errorf("result %+v", r)
+			}
+			if mode == sandbox.Bubblewrap {
+				return // its PIDs are those of its own namespace
+			}
+			b, err := os.ReadFile(pidFile)
+			if err != nil {
+				t.Skipf("the command had not started its child within the timeout: %v", err)
+			}
+			pid, _ := strconv.Atoi(strings.TrimSpace(string(b)))
+			waitGone(t, pid)
 		})
 	}
 }
