@@ -299,11 +299,11 @@ func unescape(s string) string {
 func (c *checker) call(args []arg, depth int) {
 	for len(args) > 0 {
 		name := args[0]
-		if name.dynamic || name.procSubst || name.glob {
+		base, known := commandName(name)
+		if !known {
 			c.flag("dynamic_command")
 			return
 		}
-		base := path.Base(name.s)
 		if name.s == "" {
 			return
 		}
@@ -314,6 +314,28 @@ func (c *checker) call(args []arg, depth int) {
 		}
 		args = next
 	}
+}
+
+// commandName is the base name of the program a command word runs, and
+// whether it is known before the command runs. "$HOME/bin/tool" is
+// known (tool, in a directory only the shell knows); $CMD, $(…), /bin/r?
+// and {rm,x} are not.
+func commandName(a arg) (string, bool) {
+	if a.procSubst {
+		return "", false
+	}
+	if !a.dynamic {
+		return path.Base(a.s), !a.glob
+	}
+	i := strings.LastIndex(a.s, "/")
+	if i < 0 {
+		return "", false
+	}
+	base := a.s[i+1:]
+	if base == "" || strings.ContainsAny(base, "\x00*?[{") {
+		return "", false
+	}
+	return base, true
 }
 
 // command judges one command by its base name. When it is a wrapper that

@@ -77,6 +77,11 @@ var dangerTable = []struct {
 	{"$(echo rm) -rf /tmp/x", "dynamic_command"},
 	{"`echo rm` -rf /tmp/x", "dynamic_command"},
 	{"$CMD -rf /tmp/x", "dynamic_command"},
+	{"\"$HOME/bin/rm\" -rf /tmp/x", "rm_rf"},
+	{"$DIR/sudo id", "sudo"},
+	{"$(which rm) -rf /tmp/x", "dynamic_command"},
+	{"$DIR/$NAME -rf /tmp/x", "dynamic_command"},
+	{"$DIR/r* -rf /tmp/x", "dynamic_command"},
 	{"${X:-rm} -rf /tmp/x", "dynamic_command"},
 	{"/bin/r? -rf /tmp/x", "dynamic_command"},
 	{"{rm,-rf,/tmp/x}", "dynamic_command"},
@@ -228,6 +233,8 @@ var benignTable = []string{
 	"make -j2 && ./bin/app --help",
 	"echo $(date)",
 	"git reset --soft HEAD~1",
+	"\"$HOME/bin/backup.sh\" --daily",
+	"$GOPATH/bin/tool --help",
 	"git clean -n",
 }
 
