@@ -537,7 +537,10 @@ var interpreterName = regexp.MustCompile(`^(?:python[0-9.]*|pypy[0-9.]*|perl[0-9
 
 // shellOption is a cluster of single-letter options; anything else is
 // the script (or its file).
-var shellOption = regexp.MustCompile(`^[-+][a-zA-Z]+$`)
+var (
+	shellOption     = regexp.MustCompile(`^[-+][a-zA-Z]+$`)
+	shellLongOption = regexp.MustCompile(`^--[a-zA-Z][a-zA-Z-]*$`)
+)
 
 func isShell(base string) bool { return shellName.MatchString(base) }
 
@@ -551,7 +554,7 @@ func (c *checker) shell(args []arg, depth int) {
 			continue
 		case a.s == "-o" || a.s == "+o" || a.s == "-O" || a.s == "+O" || a.s == "--rcfile" || a.s == "--init-file":
 			continue
-		case strings.HasPrefix(a.s, "--"):
+		case shellLongOption.MatchString(a.s) && !a.dynamic:
 			continue
 		case shellOption.MatchString(a.s) && !a.dynamic:
 			if strings.ContainsRune(a.s[1:], 'c') {
