@@ -52,9 +52,10 @@
 // approval too. Terminal.Sandbox, when set, runs the command through
 // package sandbox (Landlock or bubblewrap, capabilities dropped).
 // read_file, write_file and patch refuse paths outside Paths.Workdir and
-// Paths.Allowed and inside Paths.Home (by name and by device and inode;
-// Home's media/ may be read), open without following symbolic links,
-// and never write a file with more than one hard link.
+// Paths.Allowed, inside Paths.Home (by name and by device and inode;
+// Home's media/ may be read) and under /proc, open what they checked
+// without following any link, and never write a file with more than one
+// hard link.
 //
 // # For the gateway
 //
