@@ -44,6 +44,19 @@
 // subagent_stop once per child, in task order, from the parent's
 // goroutine after all children ended.
 //
+// # Confinement
+//
+// The terminal tool asks for approval when DetectDangerous, which parses
+// the command with a shell parser, finds a reason; a command it cannot
+// parse, or whose command name is only known when it runs, needs
+// approval too. Terminal.Sandbox, when set, runs the command through
+// package sandbox (Landlock or bubblewrap, capabilities dropped).
+// read_file, write_file and patch refuse paths outside Paths.Workdir and
+// Paths.Allowed, inside Paths.Home (by name and by device and inode;
+// Home's media/ may be read) and under /proc, open what they checked
+// without following any link, and never write a file with more than one
+// hard link.
+//
 // # For the gateway
 //
 // Options.Stream: set it to receive the growing text of each model answer

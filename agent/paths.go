@@ -1,5 +1,16 @@
 package agent
 
+// Where the file tools may reach, and how they open what they reach.
+// A path is resolved (symbolic links and ..) and must lie inside the
+// working directory or an allowed path, and never inside herald's home,
+// which is recognised by device and inode rather than by name, so that a
+// second path to it (a symbolic link, a bind mount) is the home too. The
+// file is then opened beneath its root with no symbolic link followed
+// (openat2 where the kernel has it, O_NOFOLLOW otherwise), so a link
+// swapped in after the check is refused; a file with more than one hard
+// link is never written, and never read when it is a link to a file in
+// the home.
+
 import (
 	"errors"
 	"fmt"
@@ -7,11 +18,13 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"syscall"
 )
 
 // Paths confines the file tools: a path must lie inside Workdir or one of
 // Allowed, and never inside Home (herald's own hooks, allowlist, config
-// and state). Symbolic links are resolved before either check.
+// and state), except that files in Home's media/ (attachments received
+// from chats) may be read.
 type Paths struct {
 	Workdir string
 	Allowed []string
@@ -21,12 +34,29 @@ type Paths struct {
 // ErrOutside is wrapped by every refusal of a path.
 var ErrOutside = errors.New("path not allowed")
 
+// mediaDir is the part of the home the file tools may read.
+const mediaDir = "media"
+
+// access is what a tool wants to do with a path.
+type access int
+
+const (
+	accessRead access = iota
+	accessWrite
+)
+
 // Resolve returns the real absolute path for p (relative paths are taken
 // from Workdir), or an error wrapping ErrOutside. The file need not exist
 // (write_file creates it), but a dangling symbolic link is refused.
 func (ps *Paths) Resolve(p string) (string, error) {
+	real, _, err := ps.resolve(p, accessWrite)
+	return real, err
+}
+
+// resolve returns the real path of p and the real root it lies in.
+func (ps *Paths) resolve(p string, how access) (real, root string, err error) {
 	if strings.TrimSpace(p) == "" {
-		return "", errors.New("path is required")
+		return "", "", errors.New("path is required")
 	}
 	if strings.HasPrefix(p, "~/") || p == "~" {
 		if h, err := os.UserHomeDir(); err == nil {
@@ -37,17 +67,22 @@ func (ps *Paths) Resolve(p string) (string, error) {
 		p = filepath.Join(ps.Workdir, p)
 	}
 	p = filepath.Clean(p)
-	real, err := realPath(p)
+	real, err = realPath(p)
 	if err != nil {
-		return "", fmt.Errorf("%w: %s: %v", ErrOutside, p, err)
+		return "", "", fmt.Errorf("%w: %s: %v", ErrOutside, p, err)
 	}
-	if ps.Home != "" {
-		home, _ := realPath(filepath.Clean(ps.Home))
-		if within(real, home) || within(p, filepath.Clean(ps.Home)) {
-			return "", fmt.Errorf("%w: %s is inside herald's home (%s), which the agent may not touch", ErrOutside, p, ps.Home)
-		}
+	if err := ps.checkHome(p, real, how); err != nil {
+		return "", "", err
+	}
+	if within(real, "/proc") {
+		// the file tools run inside herald: /proc/self is herald's own
+		// memory, environment and open files
+		return "", "", fmt.Errorf("%w: %s is in /proc, where herald's own process (its environment, memory and open files) can be read", ErrOutside, p)
 	}
 	roots := append([]string{ps.Workdir}, ps.Allowed...)
+	if how == accessRead && ps.Home != "" {
+		roots = append(roots, filepath.Join(ps.Home, mediaDir))
+	}
 	for _, r := range roots {
 		if r == "" {
 			continue
@@ -57,10 +92,169 @@ func (ps *Paths) Resolve(p string) (string, error) {
 			continue
 		}
 		if within(real, rr) {
-			return real, nil
+			return real, rr, nil
 		}
 	}
-	return "", fmt.Errorf("%w: %s is outside the working directory %s (and the allowed paths)", ErrOutside, p, ps.Workdir)
+	return "", "", fmt.Errorf("%w: %s is outside the working directory %s (and the allowed paths)", ErrOutside, p, ps.Workdir)
+}
+
+func (ps *Paths) homeError(p string) error {
+	return fmt.Errorf("%w: %s is inside herald's home (%s), which the agent may not touch", ErrOutside, p, ps.Home)
+}
+
+// checkHome refuses a path inside the home: by name (as given and
+// resolved), and by the device and inode of every directory above the
+// resolved path. Only reading below media/ is allowed.
+func (ps *Paths) checkHome(p, real string, how access) error {
+	if ps.Home == "" {
+		return nil
+	}
+	home := filepath.Clean(ps.Home)
+	realHome, _ := realPath(home)
+	for _, h := range []string{home, realHome} {
+		if within(real, h) || within(p, h) {
+			if how == accessRead && within(real, filepath.Join(h, mediaDir)) && real != filepath.Join(h, mediaDir) {
+				return nil
+			}
+			return ps.homeError(p)
+		}
+	}
+	homeID, ok := fileIDOf(home)
+	if !ok {
+		return nil
+	}
+	// the same directory under another name (a bind mount, /proc/self/root/…)
+	child := ""
+	for d := real; ; d = filepath.Dir(d) {
+		if id, ok := fileIDOf(d); ok && id == homeID {
+			if how == accessRead && child != "" && filepath.Base(child) == mediaDir && child != real {
+				return nil
+			}
+			return ps.homeError(p)
+		}
+		if d == filepath.Dir(d) {
+			return nil
+		}
+		child = d
+	}
+}
+
+// fileID identifies a file whatever its name.
+type fileID struct{ dev, ino uint64 }
+
+func fileIDOf(p string) (fileID, bool) {
+	fi, err := os.Stat(p)
+	if err != nil {
+		return fileID{}, false
+	}
+	return idOf(fi)
+}
+
+func idOf(fi fs.FileInfo) (fileID, bool) {
+	st, ok := fi.Sys().(*syscall.Stat_t)
+	if !ok {
+		return fileID{}, false
+	}
+	return fileID{uint64(st.Dev), uint64(st.Ino)}, true
+}
+
+// maxHomeScan bounds the look for a hard link's other names in the home;
+// a home too large to scan refuses the link.
+const maxHomeScan = 20_000
+
+// linkedIntoHome reports whether the file fi (a file with more than one
+// link) is also a file in the home, media/ aside.
+func (ps *Paths) linkedIntoHome(fi fs.FileInfo) bool {
+	if ps.Home == "" {
+		return false
+	}
+	id, ok := idOf(fi)
+	homeID, ok2 := fileIDOf(ps.Home)
+	if !ok || !ok2 || id.dev != homeID.dev {
+		// hard links do not cross filesystems
+		return false
+	}
+	found, seen := false, 0
+	filepath.WalkDir(ps.Home, func(p string, d fs.DirEntry, err error) error {
+		seen++
+		if seen > maxHomeScan {
+			found = true
+			return fs.SkipAll
+		}
+		if err != nil {
+			return nil
+		}
+		if d.IsDir() {
+			if p == filepath.Join(ps.Home, mediaDir) {
+				return fs.SkipDir
+			}
+			return nil
+		}
+		if info, err := d.Info(); err == nil && d.Type().IsRegular() {
+			if fid, ok := idOf(info); ok && fid == id {
+				found = true
+				return fs.SkipAll
+			}
+		}
+		return nil
+	})
+	return found
+}
+
+// openFile resolves p and opens it for a file tool: reading, or writing
+// (flag holds O_CREATE to create it, with its directories). What is
+// opened is checked again through the open descriptor: a regular file,
+// and for writing one with a single link.
+func (ps *Paths) openFile(p string, how access, flag int) (*os.File, string, error) {
+	real, root, err := ps.resolve(p, how)
+	if err != nil {
+		return nil, "", err
+	}
+	rel, err := filepath.Rel(root, real)
+	if err != nil {
+		return nil, "", fmt.Errorf("%w: %s: %v", ErrOutside, p, err)
+	}
+	if how == accessWrite && flag&os.O_CREATE != 0 {
+		if err := mkdirBeneath(root, filepath.Dir(rel)); err != nil {
+			return nil, "", fmt.Errorf("%s: %w", p, err)
+		}
+	}
+	f, err := openBeneath(root, rel, flag)
+	if err != nil {
+		if errors.Is(err, syscall.ELOOP) || errors.Is(err, syscall.EXDEV) {
+			return nil, "", fmt.Errorf("%w: %s: a symbolic link appeared in the path after it was checked", ErrOutside, p)
+		}
+		return nil, "", err
+	}
+	fi, err := f.Stat()
+	if err == nil {
+		err = ps.checkOpened(p, real, fi, how)
+	}
+	if err != nil {
+		f.Close()
+		return nil, "", err
+	}
+	return f, real, nil
+}
+
+func (ps *Paths) checkOpened(p, real string, fi fs.FileInfo, how access) error {
+	if fi.IsDir() {
+		return fmt.Errorf("%s is a directory", real)
+	}
+	if !fi.Mode().IsRegular() {
+		return fmt.Errorf("%w: %s is not a regular file", ErrOutside, p)
+	}
+	st, ok := fi.Sys().(*syscall.Stat_t)
+	if !ok || st.Nlink <= 1 {
+		return nil
+	}
+	if how == accessWrite {
+		return fmt.Errorf("%w: %s has %d hard links; a file with more than one name is never written, since another of its names may be one the agent may not touch", ErrOutside, p, st.Nlink)
+	}
+	if ps.linkedIntoHome(fi) {
+		return ps.homeError(p + " (a hard link)")
+	}
+	return nil
 }
 
 // realPath resolves symbolic links in the longest existing prefix of p

@@ -156,6 +156,12 @@ func TestTerminalTimeoutKillsGroup(t *testing.T) {
 		t.Fatal(err)
 	}
 	pid, _ := strconv.Atoi(strings.TrimSpace(string(b)))
+	waitGone(t, pid)
+}
+
+// waitGone fails the test unless pid is gone within 5 s.
+func waitGone(t *testing.T, pid int) {
+	t.Helper()
 	deadline := time.Now().Add(5 * time.Second)
 	for alive(pid) {
 		if time.Now().After(deadline) {

@@ -5,8 +5,8 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"os"
-	"path/filepath"
 	"strings"
 	"unicode/utf8"
 )
@@ -41,18 +41,12 @@ func (*ReadFile) Schema() json.RawMessage {
 }
 
 func (t *ReadFile) Run(ctx context.Context, c *Call) (string, error) {
-	p, err := t.Paths.Resolve(c.String("path"))
+	f, p, err := t.Paths.openFile(c.String("path"), accessRead, os.O_RDONLY)
 	if err != nil {
 		return "", fmt.Errorf("read_file: %w", err)
 	}
-	fi, err := os.Stat(p)
-	if err != nil {
-		return "", fmt.Errorf("read_file: %w", err)
-	}
-	if fi.IsDir() {
-		return "", fmt.Errorf("read_file: %s is a directory", p)
-	}
-	b, err := os.ReadFile(p)
+	b, err := io.ReadAll(f)
+	f.Close()
 	if err != nil {
 		return "", fmt.Errorf("read_file: %w", err)
 	}
@@ -100,30 +94,32 @@ func (*WriteFile) Schema() json.RawMessage {
 }
 
 func (t *WriteFile) Run(ctx context.Context, c *Call) (string, error) {
-	p, err := t.Paths.Resolve(c.String("path"))
-	if err != nil {
-		return "", fmt.Errorf("write_file: %w", err)
-	}
 	content, ok := c.Args["content"].(string)
 	if !ok {
 		return "", errors.New("write_file: content is required")
 	}
-	if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+	f, p, err := t.Paths.openFile(c.String("path"), accessWrite, os.O_WRONLY|os.O_CREATE)
+	if err != nil {
 		return "", fmt.Errorf("write_file: %w", err)
 	}
-	if err := writeKeepingMode(p, []byte(content)); err != nil {
+	if err := replaceContent(f, []byte(content)); err != nil {
 		return "", fmt.Errorf("write_file: %w", err)
 	}
 	res, err := json.Marshal(map[string]any{"path": p, "bytes_written": len(content)})
 	return string(res), err
 }
 
-func writeKeepingMode(p string, b []byte) error {
-	mode := os.FileMode(0o644)
-	if fi, err := os.Stat(p); err == nil {
-		mode = fi.Mode().Perm()
+// replaceContent writes b over the whole of f, in place (so the file
+// keeps its mode and owner), and closes it.
+func replaceContent(f *os.File, b []byte) error {
+	err := f.Truncate(0)
+	if err == nil {
+		_, err = f.WriteAt(b, 0)
 	}
-	return os.WriteFile(p, b, mode)
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	return err
 }
 
 func (*Patch) Name() string { return "patch" }
@@ -139,25 +135,28 @@ func (*Patch) Schema() json.RawMessage {
 }
 
 func (t *Patch) Run(ctx context.Context, c *Call) (string, error) {
-	p, err := t.Paths.Resolve(c.String("path"))
-	if err != nil {
-		return "", fmt.Errorf("patch: %w", err)
-	}
 	old := c.String("old_string")
 	repl, ok := c.Args["new_string"].(string)
 	if old == "" || !ok {
 		return "", errors.New("patch: old_string and new_string are required")
 	}
-	b, err := os.ReadFile(p)
+	f, p, err := t.Paths.openFile(c.String("path"), accessWrite, os.O_RDWR)
 	if err != nil {
+		return "", fmt.Errorf("patch: %w", err)
+	}
+	b, err := io.ReadAll(f)
+	if err != nil {
+		f.Close()
 		return "", fmt.Errorf("patch: %w", err)
 	}
 	s := string(b)
 	n := strings.Count(s, old)
 	switch {
 	case n == 0:
+		f.Close()
 		return "", fmt.Errorf("patch: old_string not found in %s", p)
 	case n > 1 && !c.Bool("replace_all", false):
+		f.Close()
 		return "", fmt.Errorf("patch: old_string occurs %d times in %s; give more context to make it unique, or set replace_all", n, p)
 	}
 	if c.Bool("replace_all", false) {
@@ -166,7 +165,7 @@ func (t *Patch) Run(ctx context.Context, c *Call) (string, error) {
 		s = strings.Replace(s, old, repl, 1)
 		n = 1
 	}
-	if err := writeKeepingMode(p, []byte(s)); err != nil {
+	if err := replaceContent(f, []byte(s)); err != nil {
 		return "", fmt.Errorf("patch: %w", err)
 	}
 	res, err := json.Marshal(map[string]any{"path": p, "replacements": n})

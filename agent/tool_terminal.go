@@ -14,6 +14,7 @@ import (
 	"time"
 	"unicode/utf8"
 
+	"github.com/heraldgw/herald/agent/sandbox"
 	"github.com/heraldgw/herald/hooks"
 )
 
@@ -48,6 +49,9 @@ type Terminal struct {
 	// Env is the environment (default: the process's), already scrubbed
 	// of herald's own secrets by the caller.
 	Env []string
+	// Sandbox confines the command (see package sandbox); nil runs it
+	// as a plain child process.
+	Sandbox *sandbox.Policy
 }
 
 var _ Tool = (*Terminal)(nil)
@@ -139,7 +143,15 @@ func (t *Terminal) exec(ctx context.Context, command, dir string, timeout time.D
 	if shell == "" {
 		shell = "/bin/sh"
 	}
-	cmd := exec.Command(shell, "-c", command)
+	var cmd *exec.Cmd
+	if t.Sandbox != nil {
+		var err error
+		if cmd, err = t.Sandbox.Command(shell, command); err != nil {
+			return "", 126, fmt.Errorf("terminal: %w", err)
+		}
+	} else {
+		cmd = exec.Command(shell, "-c", command)
+	}
 	cmd.Dir = dir
 	cmd.Env = t.Env
 	if cmd.Env == nil {

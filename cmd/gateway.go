@@ -56,6 +56,9 @@ func (e *env) gateway(ctx context.Context, args []string) error {
 		return err
 	}
 	defer lock.release()
+	if a.sandboxWarning != "" {
+		a.log.Warn(a.sandboxWarning)
+	}
 
 	if a.endpoint.Offline {
 		a.log.Warn("no model credentials configured: using the offline echo model, which repeats what it is told (say \"run: <command>\" to see it call the terminal tool). Set OPENAI_API_KEY, and OPENAI_BASE_URL or model.base_url for another endpoint, to use a real model.")

@@ -73,39 +73,18 @@ func hooksPython(cfg *config.Config) string {
 
 // hookEnviron is the environment directory hooks run with: the process's,
 // .env values under it, HERALD_HOME, and none of the secrets herald knows
-// (by name, or by value under any name).
+// (scrubEnviron).
 func hookEnviron(a *app) []string {
-	secretVals := map[string]bool{}
-	for _, v := range a.cfg.Secrets {
-		if len(v) >= 6 {
-			secretVals[v] = true
-		}
-	}
-	seen := map[string]bool{}
-	var out []string
-	add := func(k, v string) {
-		if seen[k] || k == "" || config.IsSecretName(k) || secretVals[v] {
-			return
-		}
-		seen[k] = true
-		out = append(out, k+"="+v)
-	}
-	seen["HERALD_HOME"] = true
-	out = append(out, "HERALD_HOME="+a.home)
-	for _, kv := range os.Environ() {
-		if k, v, ok := strings.Cut(kv, "="); ok {
-			add(k, v)
-		}
-	}
+	env := append([]string{"HERALD_HOME=" + a.home}, os.Environ()...)
 	keys := make([]string, 0, len(a.cfg.Env))
 	for k := range a.cfg.Env {
 		keys = append(keys, k)
 	}
 	sort.Strings(keys)
 	for _, k := range keys {
-		add(k, a.cfg.Env[k])
+		env = append(env, k+"="+a.cfg.Env[k])
 	}
-	return out
+	return scrubEnviron(env, a.cfg.Secrets)
 }
 
 func listDirHooks(ctx context.Context, e *env, a *app) error {

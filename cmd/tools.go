@@ -15,6 +15,8 @@ import (
 
 	"github.com/heraldgw/herald"
 	"github.com/heraldgw/herald/agent"
+	"github.com/heraldgw/herald/agent/sandbox"
+	"github.com/heraldgw/herald/config"
 )
 
 func init() {
@@ -44,8 +46,12 @@ func registerTools(a *app) error {
 		allowed = append(allowed, d)
 	}
 	paths := &agent.Paths{Workdir: wd, Allowed: allowed, Home: a.home}
+	policy, err := terminalSandbox(a, append([]string{wd}, allowed...))
+	if err != nil {
+		return err
+	}
 	tools := []agent.Tool{
-		&agent.Terminal{Paths: paths, Timeout: c.ToolTimeout.D(), Env: toolEnv(os.Environ(), a.cfg.Secrets)},
+		&agent.Terminal{Paths: paths, Timeout: c.ToolTimeout.D(), Env: scrubEnviron(os.Environ(), a.cfg.Secrets), Sandbox: policy},
 		&agent.ReadFile{Paths: paths},
 		&agent.WriteFile{Paths: paths},
 		&agent.Patch{Paths: paths},
@@ -71,6 +77,29 @@ func registerTools(a *app) error {
 	return nil
 }
 
+// terminalSandbox is the terminal tool's confinement
+// (tools.terminal.sandbox): the working directory and the allowed paths
+// writable, the home hidden. A mode asked for and not available here is
+// an error; when the tool runs without a sandbox, a.sandboxWarning says
+// so for the gateway to log.
+func terminalSandbox(a *app, writable []string) (*sandbox.Policy, error) {
+	mode := a.cfg.Tools.Terminal.Sandbox
+	switch {
+	case mode == "":
+		mode = sandbox.Default()
+		if mode == sandbox.None {
+			a.sandboxWarning = "the terminal tool runs without a sandbox: this kernel does not offer Landlock, so commands the model runs can read and write everything herald's user can, herald's home (tokens, config, hooks) included. Install bubblewrap and set tools.terminal.sandbox: bubblewrap to confine them."
+		}
+	case mode == sandbox.None:
+		a.sandboxWarning = "tools.terminal.sandbox is none: commands the model runs can read and write everything herald's user can, herald's home (tokens, config, hooks) included."
+	default:
+		if err := sandbox.Available(mode); err != nil {
+			return nil, fmt.Errorf("tools.terminal.sandbox: %s: %w", mode, err)
+		}
+	}
+	return &sandbox.Policy{Mode: mode, Writable: writable, Hidden: a.home}, nil
+}
+
 // toolDir makes a configured directory absolute ("" is the current
 // directory, "~/" the user's home).
 func toolDir(p string) (string, error) {
@@ -88,21 +117,27 @@ func toolDir(p string) (string, error) {
 	return filepath.Abs(p)
 }
 
-// toolEnv is the terminal's environment: the process's, without herald's
-// own secrets (bot tokens, API keys), by name or by value.
-func toolEnv(environ []string, secrets map[string]string) []string {
+// scrubEnviron is the environment of every process herald starts on
+// someone else's behalf (hooks, the terminal tool): environ without the
+// variables whose name looks like a credential (config.IsSecretName) or
+// is one herald knows, nor those whose value is a secret herald knows,
+// under any name. The first of two variables of one name wins.
+func scrubEnviron(environ []string, secrets map[string]string) []string {
 	vals := map[string]bool{}
 	for _, v := range secrets {
-		if v != "" {
+		if len(v) >= 6 {
 			vals[v] = true
 		}
 	}
+	seen := map[string]bool{}
 	out := make([]string, 0, len(environ))
 	for _, kv := range environ {
 		k, v, _ := strings.Cut(kv, "=")
-		if _, ok := secrets[k]; ok || vals[v] {
+		_, known := secrets[k]
+		if k == "" || seen[k] || known || config.IsSecretName(k) || vals[v] {
 			continue
 		}
+		seen[k] = true
 		out = append(out, kv)
 	}
 	return out

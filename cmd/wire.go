@@ -14,6 +14,7 @@ import (
 
 	"github.com/heraldgw/herald"
 	"github.com/heraldgw/herald/agent"
+	"github.com/heraldgw/herald/agent/sandbox"
 	"github.com/heraldgw/herald/config"
 	"github.com/heraldgw/herald/hooks"
 	"github.com/heraldgw/herald/sessions"
@@ -34,6 +35,9 @@ type app struct {
 	endpoint config.Endpoint
 	plugins  []hooks.LoadedPlugin
 	closers  []func()
+	// sandboxWarning, when set, says the terminal tool runs unconfined;
+	// the gateway logs it once at start.
+	sandboxWarning string
 }
 
 type appOptions struct {
@@ -68,6 +72,11 @@ func (e *env) newApp(o appOptions) (*app, error) {
 	}
 	if err := a.setupLog(o); err != nil {
 		return nil, err
+	}
+	// no process without CAP_SYS_PTRACE (the terminal tool's commands,
+	// hooks) may read the secrets in herald's memory or /proc environ
+	if err := sandbox.ProtectSelf(); err != nil {
+		a.log.Warn("could not mark herald non-dumpable: processes it starts may read its memory and environment", "err", err)
 	}
 	for _, w := range warns {
 		a.log.Warn(w.String())

@@ -15,6 +15,7 @@ type Config struct {
 	Model     Model     `yaml:"model"`
 	Platforms Platforms `yaml:"platforms"`
 	Agent     Agent     `yaml:"agent"`
+	Tools     Tools     `yaml:"tools"`
 
 	// BusyInputMode is interrupt|queue; Hermes' display.busy_input_mode is
 	// read too.
@@ -171,6 +172,18 @@ type Agent struct {
 	DisabledTools []string `yaml:"disabled_tools"`
 	SystemPrompt  string   `yaml:"system_prompt"`
 	ToolTimeout   Duration `yaml:"tool_timeout"`
+}
+
+// Tools configures the built-in tools.
+type Tools struct {
+	Terminal TerminalTool `yaml:"terminal"`
+}
+
+// TerminalTool configures the terminal tool.
+type TerminalTool struct {
+	// Sandbox is landlock|bubblewrap|none; empty (the default) is
+	// landlock where the kernel offers it, none otherwise.
+	Sandbox string `yaml:"sandbox"`
 }
 
 // Display mirrors Hermes' display block for the keys herald reads.

@@ -24,6 +24,9 @@ const (
 	DefaultTelegramAPI       = "https://api.telegram.org/bot%s/%s"
 	DefaultDiscordAPI        = "https://discord.com/api/v9/"
 	DefaultSlackAPI          = "https://slack.com/api/"
+	// DefaultTerminalSandbox "" is landlock where the kernel offers it,
+	// none otherwise (decided at start).
+	DefaultTerminalSandbox = ""
 )
 
 // Defaults returns a Config with every default set.

@@ -217,10 +217,10 @@ func unknownKeys(n *yaml.Node, t reflect.Type, prefix string, warns *[]Warning) 
 		if !ok {
 			key := prefix + k.Value
 			msg := fmt.Sprintf("unknown key %q", key)
-			if s := herald.Closest(k.Value, names); s != "" {
-				msg += fmt.Sprintf(" (did you mean %q?)", prefix+s)
-			} else if prefix == "" && hermesKeys[k.Value] {
+			if prefix == "" && hermesKeys[k.Value] {
 				msg = fmt.Sprintf("key %q is a Hermes setting herald does not use; ignored", key)
+			} else if s := herald.Closest(k.Value, names); s != "" {
+				msg += fmt.Sprintf(" (did you mean %q?)", prefix+s)
 			} else {
 				msg += "; ignored"
 			}
@@ -409,6 +409,12 @@ func validate(c *Config) []Warning {
 	default:
 		warn("approvals.mode %q is not one of ask|off|yolo; using ask", c.Approvals.Mode)
 		c.Approvals.Mode = DefaultApprovalMode
+	}
+	switch c.Tools.Terminal.Sandbox {
+	case "", "landlock", "bubblewrap", "none":
+	default:
+		warn("tools.terminal.sandbox %q is not one of landlock|bubblewrap|none; using the default (landlock where the kernel offers it)", c.Tools.Terminal.Sandbox)
+		c.Tools.Terminal.Sandbox = DefaultTerminalSandbox
 	}
 	switch c.SessionReset.Mode {
 	case "daily", "idle", "both", "none":
