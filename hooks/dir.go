@@ -25,7 +25,6 @@ import (
 
 	"github.com/google/shlex"
 	"go.yaml.in/yaml/v3"
-
 )
 
 // DirHook is one hook directory as its HOOK.yaml describes it.
