@@ -30,10 +30,6 @@ const (
 	inboxKeepRows = 100_000
 )
 
-// SaveFailedText tells the user their message could not be stored (and so
-// was not taken).
-const SaveFailedText = "Sorry — herald could not save your message, so it was not taken. Please send it again in a moment."
-
 // inboxKey names a journal row.
 type inboxKey = sessions.InboundKey
 

@@ -107,7 +107,17 @@ func (r *Runner) Receive(ctx context.Context, m herald.Message) *adapters.Receip
 			return adapters.Resolved(adapters.Outcome{Status: adapters.StatusSkipped, Err: errShuttingDown})
 		case err != nil:
 			r.log.Error("inbound message not saved; not taken", "platform", m.Source.Platform, "chat", m.Source.ChatID, "message_id", m.ID, "err", err)
-			r.background(func() { r.reply(j, SaveFailedText) })
+			r.storeResult(err)
+			// Tell the user before refusing, bounded: a client waiting
+			// on this message (the local API) then gets the notice.
+			told := make(chan struct{})
+			if r.background(func() { defer close(told); r.reply(j, NotSavedText) }) {
+				select {
+				case <-told:
+				case <-ctx.Done():
+				case <-time.After(5 * time.Second):
+				}
+			}
 			return adapters.Resolved(adapters.Outcome{Status: adapters.StatusSkipped, Err: fmt.Errorf("message not saved: %w", err)})
 		case !fresh:
 			r.log.Debug("duplicate message dropped", "platform", m.Source.Platform, "chat", m.Source.ChatID, "message_id", m.ID)

@@ -209,8 +209,8 @@ func TestJournalFailureRefusesAndTells(t *testing.T) {
 		t.Fatalf("error %v", o.Err)
 	}
 	rn.stop() // waits for the notice
-	if got := ad.texts(); len(got) != 1 || got[0] != SaveFailedText {
-		t.Fatalf("sent %q; want only %q", got, SaveFailedText)
+	if got := ad.texts(); len(got) != 1 || got[0] != NotSavedText {
+		t.Fatalf("sent %q; want only %q", got, NotSavedText)
 	}
 }
 
@@ -413,7 +413,7 @@ func TestSlackSocketAckAfterStore(t *testing.T) {
 	breakJournal(t, rn.store.DB())
 	lost := srv.DM("U3", "stored?")
 	posts, err := srv.WaitPosts(ctx, 1)
-	if err != nil || posts[0].Text != SaveFailedText {
+	if err != nil || posts[0].Text != NotSavedText {
 		t.Fatalf("posts %+v (%v); want the user told", posts, err)
 	}
 	if _, err := rn.store.DB().Exec(`DROP TRIGGER inbox_broken`); err != nil {

@@ -24,6 +24,7 @@ import (
 	"time"
 
 	"github.com/google/shlex"
+	"github.com/heraldgw/herald"
 	"go.yaml.in/yaml/v3"
 )
 
@@ -209,7 +210,7 @@ func readManifest(p string) ([]byte, error) {
 		return nil, err
 	}
 	if !st.Mode().IsRegular() {
-		return nil, fmt.Errorf("HOOK.yaml is not a regular file (%s)", st.Mode().Type())
+		return nil, &herald.NotRegularError{Path: p, Mode: st.Mode()}
 	}
 	b, err := io.ReadAll(io.LimitReader(f, maxManifest+1))
 	if err == nil && len(b) > maxManifest {

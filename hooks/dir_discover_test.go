@@ -198,7 +198,7 @@ func TestHookYAMLNotRegular(t *testing.T) {
 	if len(got.hooks) != 0 || len(got.diags) != 2 {
 		t.Fatalf("hooks %+v, diagnostics %+v", got.hooks, got.diags)
 	}
-	for i, want := range []string{"big: HOOK.yaml is over", "fifo: HOOK.yaml is not a regular file"} {
+	for i, want := range []string{"big: HOOK.yaml is over", "fifo/HOOK.yaml is a named pipe"} {
 		if d := got.diags[i]; !d.Skipped || !strings.Contains(d.Msg, want) {
 			t.Errorf("diagnostic %d = %+v, want %q", i, d, want)
 		}
