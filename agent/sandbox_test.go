@@ -92,12 +92,7 @@ func testSandboxed(t *testing.T, mode string) {
 	// herald's home lives outside the temporary directories, as it does
 	// on a real machine (~/.herald): landlock cannot grant /tmp while
 	// keeping a directory below it shut
-	root, err := os.MkdirTemp(".", "sandbox-test-")
-	if err != nil {
-		t.Fatal(err)
-	}
-	root, _ = filepath.Abs(root)
-	t.Cleanup(func() { os.RemoveAll(root) })
+	root := outsideTemp(t, "sandbox-test-")
 	home, work, outside := filepath.Join(root, "home"), filepath.Join(root, "work"), filepath.Join(root, "outside")
 	os.MkdirAll(outside, 0o755)
 	os.MkdirAll(home, 0o700)
@@ -162,12 +157,7 @@ func TestSandboxHomeInsideWorkdir(t *testing.T) {
 			if err := sandbox.Available(mode); err != nil {
 				t.Skip(err)
 			}
-			work, err := os.MkdirTemp(".", "sandbox-work-")
-			if err != nil {
-				t.Fatal(err)
-			}
-			work, _ = filepath.Abs(work)
-			t.Cleanup(func() { os.RemoveAll(work) })
+			work := outsideTemp(t, "sandbox-work-")
 			home := filepath.Join(work, ".herald")
 			os.MkdirAll(filepath.Join(work, "src"), 0o755)
 			os.MkdirAll(home, 0o700)
@@ -214,4 +204,42 @@ func TestSandboxedTimeoutKillsGroup(t *testing.T) {
 			waitGone(t, pid)
 		})
 	}
+}
+
+// outsideTemp makes a directory that lies outside every temporary
+// directory the sandbox grants (the checkout may itself sit in /tmp): the
+// package's directory when it can, else the user's home or cache.
+func outsideTemp(t *testing.T, pattern string) string {
+	t.Helper()
+	var bases []string
+	if wd, err := os.Getwd(); err == nil {
+		bases = append(bases, wd)
+	}
+	if h, err := os.UserHomeDir(); err == nil {
+		bases = append(bases, h)
+	}
+	if c, err := os.UserCacheDir(); err == nil {
+		bases = append(bases, c)
+	}
+	temps := []string{"/tmp", "/var/tmp", "/dev/shm", os.TempDir()}
+	for _, b := range bases {
+		b, _ = filepath.Abs(b)
+		inTemp := false
+		for _, tmp := range temps {
+			if b == tmp || strings.HasPrefix(b, strings.TrimSuffix(tmp, "/")+"/") {
+				inTemp = true
+			}
+		}
+		if inTemp {
+			continue
+		}
+		dir, err := os.MkdirTemp(b, pattern)
+		if err != nil {
+			continue
+		}
+		t.Cleanup(func() { os.RemoveAll(dir) })
+		return dir
+	}
+	t.Skipf("no writable directory outside the temporary ones among %q", bases)
+	return ""
 }
