@@ -59,6 +59,14 @@ func writeFiles(t *testing.T, dir string, files map[string]string) {
 	}
 }
 
+// allowDir approves a hook directory as the operator would.
+func allowDir(t *testing.T, home, name string) {
+	t.Helper()
+	if code, out, errw := run(t, home, "", "hooks", "allow", name); code != 0 || !strings.Contains(out, "Approved directory hook") {
+		t.Fatalf("hooks allow %s: exit %d\n%s%s", name, code, out, errw)
+	}
+}
+
 // waitFile waits for a file to contain want (hooks run off the reply path).
 func waitFile(t *testing.T, path string, want ...string) string {
 	t.Helper()
@@ -99,6 +107,9 @@ env > "$HERALD_HOME/agent-watch.env"
 		"deny.sh":   "#!/bin/sh\ncat >/dev/null\necho '{\"decision\": \"deny\", \"message\": \"status is off today\"}'\n",
 	})
 
+	for _, name := range []string{"command-logger", "agent-watch", "no-status"} {
+		allowDir(t, home, name)
+	}
 	g := cmdtest.Start(t, cmdtest.Options{Home: home, Env: map[string]string{"ALERT_WEBHOOK_SECRET": "whsec-abcdef123456"}})
 
 	// the command hook's decision is the reply; the seed logger saw it too
@@ -209,6 +220,7 @@ func TestEveryCataloguePointIsEmitted(t *testing.T) {
 	// a directory hook too, so agent:step is wired as in Hermes
 	home := t.TempDir()
 	writeFiles(t, filepath.Join(home, "hooks", "steps"), map[string]string{"HOOK.yaml": "events: [agent:step]\n", "handler": "#!/bin/sh\ncat >/dev/null\n"})
+	allowDir(t, home, "steps")
 	g := cmdtest.Start(t, cmdtest.Options{Home: home, Plugins: []hooks.Plugin{rec}})
 	for _, text := range []string{"hello", "run: echo hi", "/status", "/new", "again"} {
 		if r := g.Say(t, "c1", text); r.Status != "done" {

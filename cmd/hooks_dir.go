@@ -38,7 +38,8 @@ func startDirHooks(ctx context.Context, a *app, _ *gatewayParts) (func(), error)
 			v, ok := os.LookupEnv(name)
 			return v, ok
 		},
-		Log: a.log.With("component", "hooks"),
+		Consent: &hooks.DirConsent{List: a.dirAllowlist(), Accept: a.acceptHooks()},
+		Log:     a.log.With("component", "hooks"),
 	})
 	d.Load()
 	wctx, cancel := context.WithCancel(ctx)
@@ -94,12 +95,21 @@ func listDirHooks(ctx context.Context, e *env, a *app) error {
 		fmt.Fprintf(e.stdout, "No directory hooks in %s.\n", root)
 	} else {
 		fmt.Fprintf(e.stdout, "Directory hooks in %s (%d):\n", root, len(found))
+		list := a.dirAllowlist()
 		for _, h := range found {
 			what := "handler.py (python worker)"
 			if h.Kind == "exec" {
 				what = strings.Join(h.Argv, " ")
 			}
 			fmt.Fprintf(e.stdout, "  %s — %s\n    events: %s\n    runs: %s\n", h.Name, h.Description, strings.Join(h.Events, ", "), what)
+			switch approved, changed := list.DirApproved(h.Dir); {
+			case approved:
+				fmt.Fprintln(e.stdout, "    ✓ approved, code unchanged since")
+			case changed:
+				fmt.Fprintf(e.stdout, "    ✗ changed since it was approved: not loaded (herald hooks allow %s)\n", h.Dir)
+			default:
+				fmt.Fprintf(e.stdout, "    ✗ not approved: not loaded (herald hooks allow %s)\n", h.Dir)
+			}
 			for _, ev := range h.Events {
 				if !hooks.Known(ev) {
 					msg := fmt.Sprintf("    ⚠ unknown event %q", ev)
@@ -115,4 +125,26 @@ func listDirHooks(ctx context.Context, e *env, a *app) error {
 		fmt.Fprintf(e.stdout, "  ⚠ %s\n", d.Msg)
 	}
 	return nil
+}
+
+// dirAllowlist is the consent file for directory hooks.
+func (a *app) dirAllowlist() hooks.Allowlist {
+	return hooks.Allowlist{Path: filepath.Join(a.home, hooks.DirAllowlistFile), Log: a.log}
+}
+
+// hookDirArg reads the argument of `hooks allow|revoke` as a hook
+// directory: the name of one under $HERALD_HOME/hooks, or a path to one.
+func (a *app) hookDirArg(arg string) (string, bool) {
+	cands := []string{arg, filepath.Join(a.home, "hooks", arg)}
+	if !strings.ContainsRune(arg, filepath.Separator) {
+		cands[0], cands[1] = cands[1], cands[0] // a bare name is a hook of this home first
+	}
+	for _, p := range cands {
+		if st, err := os.Stat(filepath.Join(p, "HOOK.yaml")); err == nil && !st.IsDir() {
+			if abs, err := filepath.Abs(p); err == nil {
+				return abs, true
+			}
+		}
+	}
+	return "", false
 }

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"sort"
 	"strings"
 	"time"
 
@@ -246,14 +247,35 @@ func hooksAllow(ctx context.Context, e *env, args []string) error {
 	if err != nil {
 		return err
 	}
-	if len(pos) != 2 {
-		return usagef("usage: herald hooks allow <event> <command>")
+	if len(pos) != 1 && len(pos) != 2 {
+		return usagef("usage: herald hooks allow <event> <command>  |  herald hooks allow <hook directory>")
 	}
 	a, err := e.newApp(appOptions{quiet: true})
 	if err != nil {
 		return err
 	}
 	defer a.close()
+	if len(pos) == 1 {
+		dir, ok := a.hookDirArg(pos[0])
+		if !ok {
+			return &exitError{code: 2, msg: fmt.Sprintf("%s is not a hook directory (no HOOK.yaml there nor in %s)", pos[0], filepath.Join(a.home, "hooks", pos[0]))}
+		}
+		h, err := a.dirAllowlist().ApproveDir(dir)
+		if err != nil {
+			return err
+		}
+		fmt.Fprintf(e.stdout, "Approved directory hook %s (%s) for %s\n", h.Name, dir, strings.Join(h.Events, ", "))
+		if len(h.Env) > 0 {
+			names := make([]string, 0, len(h.Env))
+			for k := range h.Env {
+				names = append(names, k)
+			}
+			sort.Strings(names)
+			fmt.Fprintf(e.stdout, "  it receives these variables: %s\n", strings.Join(names, ", "))
+		}
+		fmt.Fprintln(e.stdout, "(a running gateway loads it at its next scan; any change to its code needs a new approval)")
+		return nil
+	}
 	if !hooks.Known(pos[0]) {
 		return &exitError{code: 2, msg: fmt.Sprintf("Unknown event: %q", pos[0])}
 	}
@@ -278,6 +300,14 @@ func hooksRevoke(ctx context.Context, e *env, args []string) error {
 		return err
 	}
 	defer a.close()
+	if dir, ok := a.hookDirArg(pos[0]); ok {
+		n, err := a.dirAllowlist().RevokeDir(dir)
+		if err != nil {
+			return err
+		}
+		fmt.Fprintf(e.stdout, "Removed %d approval(s) of directory hook %s\n", n, dir)
+		return nil
+	}
 	n, err := a.allowlist().Revoke(pos[0])
 	if err != nil {
 		return err

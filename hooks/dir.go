@@ -347,26 +347,17 @@ func parseTimeout(s string) (time.Duration, error) {
 	return d, err
 }
 
-// fingerprint identifies the files that make a hook: HOOK.yaml and its
-// handlers, never what a hook writes into its own directory (the seed's
-// example keeps its activity.log there).
+// fingerprint identifies, by name, time, size and mode, the files that
+// make a hook (codeFiles: HOOK.yaml, handlers, modules, executables),
+// never what a hook writes into its own directory (the seed's example
+// keeps its activity.log there).
 func fingerprint(dir string) string {
 	var b strings.Builder
-	add := func(p string) {
-		if st, err := os.Stat(p); err == nil {
-			fmt.Fprintf(&b, "%s:%d:%d:%o;", filepath.Base(p), st.ModTime().UnixNano(), st.Size(), st.Mode())
+	files, _ := codeFiles(dir)
+	for _, f := range files {
+		if st, err := os.Stat(f.abs); err == nil {
+			fmt.Fprintf(&b, "%s:%d:%d:%o;", f.rel, st.ModTime().UnixNano(), st.Size(), st.Mode())
 		}
-	}
-	add(filepath.Join(dir, "HOOK.yaml"))
-	add(filepath.Join(dir, "handler.py"))
-	add(filepath.Join(dir, "handler"))
-	if m, _ := filepath.Glob(filepath.Join(dir, "handler.*")); len(m) > 0 {
-		for _, p := range m {
-			add(p)
-		}
-	}
-	if h, _, ok := readHookDir(dir); ok && h.Kind == "exec" && strings.HasPrefix(h.Argv[0], dir+string(filepath.Separator)) {
-		add(h.Argv[0])
 	}
 	return b.String()
 }
@@ -391,6 +382,9 @@ type DirOptions struct {
 	// Poll is how often the directory is checked for changes (default
 	// 2 s; negative turns hot reload off).
 	Poll time.Duration
+	// Consent, when set, loads only the hook directories approved with
+	// their current contents (the gateway always sets it).
+	Consent *DirConsent
 	// Backoff bounds the restart delay of a dead Python worker (defaults
 	// 500 ms doubling to 30 s).
 	MinBackoff, MaxBackoff time.Duration
@@ -524,13 +518,21 @@ func (d *DirHooks) sync(initial bool) {
 		}
 	}
 	d.mu.Unlock()
+	// An approval given while the gateway runs (or revoked) is a change
+	// to every directory: each is looked at again.
+	consentStamp := ""
+	if d.o.Consent != nil {
+		if st, err := os.Stat(d.o.Consent.List.Path); err == nil {
+			consentStamp = fmt.Sprintf("consent:%d:%d;", st.ModTime().UnixNano(), st.Size())
+		}
+	}
 	var found []dirState
 	for _, e := range entries {
 		dir := filepath.Join(d.o.Root, e.Name())
 		if st, err := os.Stat(dir); err != nil || !st.IsDir() {
 			continue
 		}
-		ds := dirState{dir: dir, fp: fingerprint(dir)}
+		ds := dirState{dir: dir, fp: fingerprint(dir) + consentStamp}
 		if fp, ok := known[dir]; !ok || fp != ds.fp {
 			ds.read = true
 			var diags []DirDiagnostic
@@ -543,6 +545,16 @@ func (d *DirHooks) sync(initial bool) {
 					d.log.Warn(fmt.Sprintf("[hooks] Skipping %s: %v", ds.hook.Name, err), "hook", ds.hook.Name, "dir", dir)
 					ds.ok = false
 				}
+			}
+			if ds.ok && d.o.Consent != nil {
+				v := d.o.Consent.Check(ds.hook)
+				switch {
+				case !v.OK:
+					d.log.Warn(v.Msg, "hook", ds.hook.Name, "dir", dir)
+				case v.Msg != "":
+					d.log.Info(v.Msg, "hook", ds.hook.Name, "dir", dir)
+				}
+				ds.ok = v.OK
 			}
 		}
 		found = append(found, ds)

@@ -127,6 +127,9 @@ type DirVerdict struct {
 // Check looks up the approval of h's directory. Without one (or with one
 // for other contents), the hook is refused unless Accept is set.
 func (c *DirConsent) Check(h DirHook) DirVerdict {
+	if abs, err := filepath.Abs(h.Dir); err == nil {
+		h.Dir = abs
+	}
 	hash, err := DirHash(h.Dir)
 	if err != nil {
 		return DirVerdict{Msg: fmt.Sprintf("[hooks] Skipping %s: %v", h.Name, err)}
@@ -224,6 +227,9 @@ func (a Allowlist) RevokeDir(dir string) (int, error) {
 
 // DirApproved reports whether dir is approved with its current contents.
 func (a Allowlist) DirApproved(dir string) (approved, changed bool) {
+	if abs, err := filepath.Abs(dir); err == nil {
+		dir = abs
+	}
 	e, found := a.Find(dirConsentEvent, dir)
 	if !found {
 		return false, false

@@ -20,6 +20,7 @@ import (
 
 	"github.com/heraldgw/herald/adapters/telegram/telegramtest"
 	"github.com/heraldgw/herald/agent/agenttest"
+	"github.com/heraldgw/herald/cmd"
 	"github.com/heraldgw/herald/cmd/cmdtest"
 	"github.com/heraldgw/herald/examples/plugins/signed"
 )
@@ -40,6 +41,12 @@ func install(t *testing.T, names ...string) string {
 				t.Fatal(err)
 			}
 			os.WriteFile(filepath.Join(dst, f), b, 0o600)
+		}
+		// as a user would: a directory hook runs once approved
+		var out, errw strings.Builder
+		if code := cmd.Main(context.Background(), []string{"--home", home, "hooks", "allow", n}, cmd.WithStdio(strings.NewReader(""), &out, &errw),
+			cmd.WithGetenv(func(string) string { return "" })); code != 0 {
+			t.Fatalf("herald hooks allow %s: exit %d\n%s%s", n, code, out.String(), errw.String())
 		}
 	}
 	return home
