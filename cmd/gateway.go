@@ -2,6 +2,7 @@ package cmd
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -79,7 +80,19 @@ func (e *env) gateway(ctx context.Context, args []string) error {
 		Listen: lc.Listen, Token: token, AllowedHosts: lc.AllowedHosts, MaxMessageLength: lc.MaxMessageLength, Log: a.log.With("platform", "local"),
 		Events: func(fn func(string, any)) func() {
 			return a.hooks.Subscribe(hooks.Subscription{Name: "local /v1/events", Attach: hooks.AttachInternal, Events: []string{"*"}, QueueSize: 8192,
-				Handler: func(ctx context.Context, ev hooks.Event) (any, error) { fn(ev.Name, ev.Payload); return nil, nil }})
+				Handler: func(ctx context.Context, ev hooks.Event) (any, error) {
+					// the stream leaves the process: its secrets are masked as for hooks
+					if ev.Payload == nil {
+						fn(ev.Name, nil)
+						return nil, nil
+					}
+					b, err := json.Marshal(ev.Payload)
+					if err != nil {
+						return nil, err
+					}
+					fn(ev.Name, json.RawMessage(hooks.RedactJSON(a.redactor, b)))
+					return nil, nil
+				}})
 		},
 		Health: func() map[string]string {
 			select {

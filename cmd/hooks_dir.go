@@ -38,8 +38,9 @@ func startDirHooks(ctx context.Context, a *app, _ *gatewayParts) (func(), error)
 			v, ok := os.LookupEnv(name)
 			return v, ok
 		},
-		Consent: &hooks.DirConsent{List: a.dirAllowlist(), Accept: a.acceptHooks()},
-		Log:     a.log.With("component", "hooks"),
+		Consent:  &hooks.DirConsent{List: a.dirAllowlist(), Accept: a.acceptHooks()},
+		Redactor: a.redactor,
+		Log:      a.log.With("component", "hooks"),
 	})
 	d.Load()
 	wctx, cancel := context.WithCancel(ctx)

@@ -48,7 +48,7 @@ func (a *app) allowlist() hooks.Allowlist {
 }
 
 func (a *app) shellRunner() *hooks.ShellRunner {
-	return &hooks.ShellRunner{Environ: hookEnviron(a), Log: a.log.With("component", "shell-hooks"), Lookup: func(k string) (string, bool) {
+	return &hooks.ShellRunner{Environ: hookEnviron(a), Log: a.log.With("component", "shell-hooks"), Redactor: a.redactor, Lookup: func(k string) (string, bool) {
 		if v, ok := os.LookupEnv(k); ok {
 			return v, true
 		}

@@ -127,7 +127,8 @@ type FormattedLener interface {
 // part cannot be delivered it tells the chat, best effort, and returns the
 // error. It returns the first part's platform message id.
 func (r *Runner) send(ctx context.Context, a adapters.Adapter, to herald.Target, text, cause string) (string, error) {
-	parts := splitFor(text, a)
+	// A secret the model or a user wrote into a message does not go out.
+	parts := splitFor(r.cfg.Redactor.Redact(text), a)
 	first := ""
 	for i, part := range parts {
 		out := adapters.Outgoing{Text: part, Cause: cause, Part: i + 1, Parts: len(parts)}

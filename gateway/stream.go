@@ -95,7 +95,7 @@ func (s *stream) flush() {
 	s.mu.Lock()
 	text := s.text
 	s.mu.Unlock()
-	p := s.preview(text)
+	p := s.preview(s.r.cfg.Redactor.Redact(text))
 	if strings.TrimSpace(p) == "" || p == s.shown {
 		return
 	}
@@ -129,7 +129,7 @@ func (s *stream) finish(final string) bool {
 	if s.msgID == "" {
 		return false
 	}
-	parts := splitFor(final, s.a)
+	parts := splitFor(s.r.cfg.Redactor.Redact(final), s.a)
 	ctx := s.r.baseCtx
 	if parts[0] != s.shown {
 		if err := s.ed.Edit(ctx, s.to, s.msgID, parts[0]); err != nil {

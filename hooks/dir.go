@@ -389,6 +389,9 @@ type DirOptions struct {
 	// 500 ms doubling to 30 s).
 	MinBackoff, MaxBackoff time.Duration
 	Log                    *slog.Logger
+	// Redactor masks known secrets in every payload before a hook reads
+	// it (nil: credential shapes only).
+	Redactor *herald.Redactor
 }
 
 // DirHooks keeps the registry subscribed to the hook directories under
@@ -641,6 +644,7 @@ func (d *DirHooks) loadLocked(h DirHook, fp, python string) {
 	switch h.Kind {
 	case "python":
 		l.worker = newPyWorker(h, python, env, d.log, d.o.MinBackoff, d.o.MaxBackoff)
+		l.worker.red = d.o.Redactor
 		d.wg.Add(1)
 		go func() {
 			defer d.wg.Done()
@@ -648,7 +652,7 @@ func (d *DirHooks) loadLocked(h DirHook, fp, python string) {
 		}()
 		handler = l.worker.handle
 	default:
-		handler = (&execHook{hook: h, env: env, log: d.log}).handle
+		handler = (&execHook{hook: h, env: env, log: d.log, red: d.o.Redactor}).handle
 	}
 	drained := make(chan struct{})
 	l.unsub = d.reg.Subscribe(Subscription{

@@ -21,6 +21,8 @@ import (
 	"sync/atomic"
 	"syscall"
 	"time"
+
+	"github.com/heraldgw/herald"
 )
 
 //go:embed pyworker.py
@@ -41,6 +43,7 @@ type pyWorker struct {
 	python string
 	env    []string
 	log    *slog.Logger
+	red    *herald.Redactor
 	minB   time.Duration
 	maxB   time.Duration
 
@@ -318,6 +321,7 @@ func (w *pyWorker) handle(ctx context.Context, ev Event) (any, error) {
 	if err != nil {
 		return nil, fmt.Errorf("encode %s: %w", ev.Name, err)
 	}
+	env = RedactJSON(w.red, env)
 	id := w.nextID.Add(1)
 	line := make([]byte, 0, len(env)+24)
 	line = append(line, `{"id":`...)
@@ -404,6 +408,7 @@ type execHook struct {
 	hook DirHook
 	env  []string
 	log  *slog.Logger
+	red  *herald.Redactor
 }
 
 func (x *execHook) handle(ctx context.Context, ev Event) (any, error) {
@@ -411,6 +416,7 @@ func (x *execHook) handle(ctx context.Context, ev Event) (any, error) {
 	if err != nil {
 		return nil, fmt.Errorf("encode %s: %w", ev.Name, err)
 	}
+	in = RedactJSON(x.red, in)
 	cmd := exec.CommandContext(ctx, x.hook.Argv[0], x.hook.Argv[1:]...)
 	cmd.Dir = x.hook.Dir
 	cmd.Env = x.env

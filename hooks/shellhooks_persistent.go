@@ -384,6 +384,6 @@ func (p *Persistent) Handler() Handler {
 		if err != nil {
 			return nil, fmt.Errorf("encode payload: %w", err)
 		}
-		return p.runner.settle(&s, ev, p.Call(ctx, in))
+		return p.runner.settle(&s, ev, p.Call(ctx, RedactJSON(p.runner.Redactor, in)))
 	}
 }

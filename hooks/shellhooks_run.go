@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/google/shlex"
+	"github.com/heraldgw/herald"
 )
 
 // ShellOutputCap bounds what is kept of a hook's stdout and stderr.
@@ -32,6 +33,9 @@ type ShellRunner struct {
 	// Lookup returns a variable a spec opts back in with env:.
 	Lookup func(name string) (string, bool)
 	Log    *slog.Logger
+	// Redactor masks known secrets in every payload before a hook reads
+	// it (nil: credential shapes only).
+	Redactor *herald.Redactor
 }
 
 // ShellRun is the outcome of one spawn.
@@ -343,7 +347,7 @@ func (r *ShellRunner) Handler(s ShellSpec) Handler {
 		if err != nil {
 			return nil, fmt.Errorf("encode payload: %w", err)
 		}
-		return r.settle(&s, ev, r.Run(ctx, &s, in))
+		return r.settle(&s, ev, r.Run(ctx, &s, RedactJSON(r.Redactor, in)))
 	}
 }
 

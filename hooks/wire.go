@@ -5,6 +5,8 @@ import (
 	"encoding/json"
 	"fmt"
 	"strings"
+
+	"github.com/heraldgw/herald"
 )
 
 // ParseAnswer reads what an out-of-process hook printed on stdout for
@@ -158,4 +160,49 @@ func GatewayEnvelope(name string, payload any) ([]byte, error) {
 		EventType string          `json:"event_type"`
 		Context   json.RawMessage `json:"context"`
 	}{name, ctx})
+}
+
+// RedactJSON masks secrets in every string of a JSON document (keys
+// stay), for payloads that leave the process: a secret that a user or the
+// model wrote into a message does not reach a hook's stdin or the event
+// stream. The document is returned as it was when nothing was masked, or
+// when it is not JSON.
+func RedactJSON(red *herald.Redactor, b []byte) []byte {
+	d := json.NewDecoder(bytes.NewReader(b))
+	d.UseNumber()
+	var v any
+	if d.Decode(&v) != nil {
+		return b
+	}
+	changed := false
+	v = redactValue(red, v, &changed)
+	if !changed {
+		return b
+	}
+	var out bytes.Buffer
+	enc := json.NewEncoder(&out)
+	enc.SetEscapeHTML(false)
+	if enc.Encode(v) != nil {
+		return b
+	}
+	return bytes.TrimSuffix(out.Bytes(), []byte("\n"))
+}
+
+func redactValue(red *herald.Redactor, v any, changed *bool) any {
+	switch x := v.(type) {
+	case string:
+		if r := red.Redact(x); r != x {
+			*changed = true
+			return r
+		}
+	case []any:
+		for i := range x {
+			x[i] = redactValue(red, x[i], changed)
+		}
+	case map[string]any:
+		for k := range x {
+			x[k] = redactValue(red, x[k], changed)
+		}
+	}
+	return v
 }
