@@ -35,17 +35,17 @@ func TestFileToolsRefuseHome(t *testing.T) {
 		return map[string]any{"path": p}
 	}
 	for _, p := range []string{
-		"cfg-hardlink",                       // a hard link to config.yaml in the working directory
-		"cfg-symlink",                        // a symbolic link to config.yaml
-		"link-to-home/config.yaml",           // a symbolic link to the home
-		".herald/config.yaml",                // the home inside the working directory
-		".herald/../.herald/config.yaml",     // .. paths
-		"sub/../.herald/./config.yaml",       //
-		"../work/.herald/config.yaml",        //
-		"hooks-dir/zz/HOOK.yaml",             // a symbolic link to a directory in the home
-		".herald/media/../config.yaml",       // out of media/ again
-		filepath.Join(e.home, "config.yaml"), // absolute
-		"/proc/self/root" + cfg,              // another name for the same directory
+		"cfg-hardlink",                   // a hard link to config.yaml in the working directory
+		"cfg-symlink",                    // a symbolic link to config.yaml
+		"link-to-home/config.yaml",       // a symbolic link to the home
+		".herald/config.yaml",            // the home inside the working directory
+		".herald/../.herald/config.yaml", // .. paths
+		"sub/../.herald/./config.yaml",   //
+		"../" + filepath.Base(e.work) + "/.herald/config.yaml", // back in through the parent
+		"hooks-dir/zz/HOOK.yaml",                               // a symbolic link to a directory in the home
+		".herald/media/../config.yaml",                         // out of media/ again
+		filepath.Join(e.home, "config.yaml"),                   // absolute
+		"/proc/self/root" + cfg,                                // another name for the same directory
 	} {
 		for name, tool := range tools {
 			t.Run(name+" "+p, func(t *testing.T) {

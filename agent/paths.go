@@ -123,7 +123,7 @@ func (ps *Paths) checkHome(p, real string, how access) error {
 	if !ok {
 		return nil
 	}
-	// the same directory under another name (a bind mount, /proc/self/root/…)
+	// the same directory under another name (a bind mount, or the path under /proc/self/root)
 	child := ""
 	for d := real; ; d = filepath.Dir(d) {
 		if id, ok := fileIDOf(d); ok && id == homeID {
