@@ -65,6 +65,9 @@ type Subscription struct {
 	Timeout time.Duration
 	// Matcher, if set, filters tool events by tool name.
 	Matcher func(tool string) bool
+	// Accept, if set, filters events by payload (after Matcher): a Claude
+	// Code PostToolUse hook takes only calls that succeeded.
+	Accept func(payload any) bool
 	// FailClosed makes a failing pre_tool_call subscriber block.
 	FailClosed bool
 	// QueueSize bounds the observer events waiting for the subscriber
@@ -393,7 +396,7 @@ func (r *Registry) Emit(name string, payload any) {
 	}
 	ev := Event{Name: name, Payload: payload, Time: time.Now()}
 	for _, s := range subs {
-		if s.Matcher != nil && !matches(s, payload) {
+		if !matches(s, payload) {
 			continue
 		}
 		r.enqueue(s, queued{ev: ev})
@@ -563,6 +566,9 @@ func (r *Registry) flush(ctx context.Context, s *sub) {
 }
 
 func matches(s *sub, payload any) bool {
+	if s.Accept != nil && !s.Accept(payload) {
+		return false
+	}
 	if s.Matcher == nil {
 		return true
 	}
@@ -609,7 +615,7 @@ func (r *Registry) Call(ctx context.Context, name string, payload any, fn func(*
 			r.enqueue(s, queued{ev: ev})
 			continue
 		}
-		if s.Matcher != nil && !matches(s, payload) {
+		if !matches(s, payload) {
 			continue
 		}
 		if s.Concurrent {

@@ -45,21 +45,6 @@ const (
 // reservedShellKeys are sub-keys of hooks: that are not events.
 var reservedShellKeys = map[string]bool{"python": true, "output_spill": true, "outbound": true}
 
-// eventAliases maps OpenHarness' and Claude Code's event names onto the
-// catalogue's.
-var eventAliases = map[string]string{
-	"pre_tool_use": PreToolCallHook, "post_tool_use": PostToolCallHook, "user_prompt_submit": PreLLMCallHook,
-	"session_start": OnSessionStartHook, "session_end": OnSessionEndHook, "stop": PostLLMCallHook,
-	"PreToolUse": PreToolCallHook, "PostToolUse": PostToolCallHook, "UserPromptSubmit": PreLLMCallHook,
-	"Stop": PostLLMCallHook, "SubagentStop": SubagentStopHook, "SessionStart": OnSessionStartHook, "SessionEnd": OnSessionEndHook,
-}
-
-// claudeNames is the Claude Code name of each catalogue point that has one.
-var claudeNames = map[string]string{
-	PreToolCallHook: "PreToolUse", PostToolCallHook: "PostToolUse", PreLLMCallHook: "UserPromptSubmit",
-	PostLLMCallHook: "Stop", SubagentStopHook: "SubagentStop", OnSessionStartHook: "SessionStart", OnSessionEndHook: "SessionEnd",
-}
-
 // Matches reports whether the spec applies to a tool name: no matcher
 // matches everything; otherwise the regular expression must match the
 // whole name (or, if it is not a valid expression, equal it).
