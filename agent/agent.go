@@ -87,6 +87,10 @@ type Options struct {
 	// turns out to come with tool calls is still passed: the final answer
 	// is Result.FinalResponse (after transform_llm_output).
 	Stream func(partial string)
+	// Notice, when set, shows a hook's message to the person in the chat
+	// (Claude Code's systemMessage) while the turn runs; without it the
+	// message is logged.
+	Notice func(text string)
 }
 
 // Result is what a Run produced.
@@ -98,7 +102,21 @@ type Result struct {
 	APICalls    int
 	Completed   bool
 	Interrupted bool
+	// Refused is set when a pre_llm_call hook refused the prompt: it never
+	// reached the model, Messages are empty and FinalResponse is the
+	// hook's reason for the person.
+	Refused bool
+	// Halted is set when a hook ended the turn (Claude Code's continue:
+	// false): FinalResponse is its stop reason.
+	Halted bool
 }
+
+// HaltedText is the answer of a turn a hook ended without a reason.
+const HaltedText = "A hook stopped this turn."
+
+// StopFeedback introduces a Stop or SubagentStop hook's reason when the
+// agent is sent back to work with it.
+const StopFeedback = "Stop hook feedback:\n"
 
 // ErrNoResponse is returned when the model ends a turn with no text.
 var ErrNoResponse = errors.New("agent: the model returned an empty response")
@@ -116,6 +134,42 @@ type runState struct {
 	agent *Agent
 	opts  *Options
 	turn  Turn
+
+	// halt is set by a hook that ended the turn (continue: false), with
+	// its stop reason; checked after every tool call.
+	halted   bool
+	stopText string
+}
+
+// feedback acts on what hooks said besides their decisions: a notice is
+// shown to the person, a halt ends the turn after the current step. It
+// returns the context meant for the model.
+func (r *runState) feedback(fb *hooks.Feedback) string {
+	if fb == nil {
+		return ""
+	}
+	if fb.Notice != "" {
+		if r.opts.Notice != nil {
+			r.opts.Notice(fb.Notice)
+		} else {
+			r.agent.logger().Info("hook message", "session_id", r.turn.SessionID, "message", r.agent.redact(fb.Notice))
+		}
+	}
+	if fb.Halt && !r.halted {
+		r.halted, r.stopText = true, fb.StopReason
+	}
+	return fb.Context
+}
+
+// halt ends the turn a hook stopped: its stop reason is the answer, shown
+// to the person and never sent to the model.
+func (r *runState) halt(res *Result) (*Result, error) {
+	res.Halted, res.Completed = true, true
+	res.FinalResponse = r.stopText
+	if strings.TrimSpace(res.FinalResponse) == "" {
+		res.FinalResponse = HaltedText
+	}
+	return res, nil
 }
 
 // Run runs one turn: prompt is the user's message. It returns when the
@@ -147,17 +201,32 @@ func (a *Agent) Run(ctx context.Context, prompt string, o Options) (res *Result,
 	}
 	msgs = append(msgs, history...)
 	isFirst := len(o.History) == 0
+	var extras []string
 	if isFirst {
-		reg.Emit(hooks.OnSessionStartHook, &hooks.SessionStarted{SessionID: o.SessionID, Model: model, Platform: platform})
+		fb := reg.Feedback(ctx, hooks.OnSessionStartHook, &hooks.SessionStarted{SessionID: o.SessionID, Model: model, Platform: platform})
+		extras = append(extras, run.feedback(&fb))
 	}
-
-	extra := ""
+	if run.halted {
+		return run.halt(res)
+	}
 	if reg.Has(hooks.PreLLMCallHook) {
-		extra = reg.PreLLMCall(ctx, &hooks.PreLLMCall{
+		c, fb := reg.UserPrompt(ctx, &hooks.PreLLMCall{
 			SessionID: o.SessionID, UserMessage: prompt, ConversationHistory: historyOf(o.History),
 			IsFirstTurn: isFirst, Model: model, Platform: platform, SenderID: o.UserID,
 		})
+		extras = append(extras, c)
+		run.feedback(&fb)
+		if fb.Block && !run.halted {
+			// Claude Code's UserPromptSubmit block: the prompt never
+			// reaches the model nor the history; the person sees why
+			res.Refused, res.Completed, res.FinalResponse = true, true, fb.Reason
+			return res, nil
+		}
 	}
+	if run.halted {
+		return run.halt(res)
+	}
+	extra := joinNonEmpty(extras, "\n\n")
 	user := openai.ChatCompletionMessage{Role: openai.ChatMessageRoleUser, Content: prompt}
 	res.Messages = append(res.Messages, user)
 	userIdx := len(msgs)
@@ -197,6 +266,7 @@ func (a *Agent) Run(ctx context.Context, prompt string, o Options) (res *Result,
 	if window > 0 && a.MaxTokens > 0 && a.MaxTokens < window {
 		window -= a.MaxTokens
 	}
+	stopActive := false
 	for iter := 1; iter <= budget; iter++ {
 		if ctx.Err() != nil {
 			return interrupted()
@@ -268,11 +338,30 @@ func (a *Agent) Run(ctx context.Context, prompt string, o Options) (res *Result,
 			}
 			res.FinalResponse = final
 			res.Completed = true
-			reg.Emit(hooks.PostLLMCallHook, &hooks.PostLLMCall{
+			fb := reg.Feedback(ctx, hooks.PostLLMCallHook, &hooks.PostLLMCall{
 				SessionID: o.SessionID, UserMessage: prompt, AssistantResponse: final,
 				ConversationHistory: historyOf(msgs[boolIndex(hasSystem):]), Model: model, Platform: platform,
+				StopHookActive: stopActive,
 			})
-			return res, nil
+			run.feedback(&fb)
+			if run.halted {
+				return run.halt(res)
+			}
+			if !fb.Block || ctx.Err() != nil {
+				return res, nil
+			}
+			if iter == budget {
+				log.Warn("a Stop hook asked the agent to go on, but the iteration budget is spent; the turn ends here", "session_id", o.SessionID, "budget", budget)
+				return res, nil
+			}
+			// Claude Code's Stop block: the reason is the agent's next
+			// instruction, and the next Stop says a hook is active
+			stopActive = true
+			res.Completed, res.FinalResponse = false, ""
+			next := openai.ChatCompletionMessage{Role: openai.ChatMessageRoleUser, Content: StopFeedback + fb.Reason}
+			msgs = append(msgs, next)
+			res.Messages = append(res.Messages, next)
+			continue
 		}
 		names := make([]string, 0, len(msg.ToolCalls))
 		raw := make([]any, 0, len(msg.ToolCalls))
@@ -286,12 +375,20 @@ func (a *Agent) Run(ctx context.Context, prompt string, o Options) (res *Result,
 				out = toolError("interrupted before this tool ran")
 			case !enabled(tc.Function.Name):
 				out = toolError("tool " + tc.Function.Name + " is not available here")
+			case run.halted:
+				out = toolError("not run: a hook ended the turn")
 			default:
 				out = a.runTool(ctx, run, tc)
 			}
 			tm := openai.ChatCompletionMessage{Role: openai.ChatMessageRoleTool, ToolCallID: tc.ID, Name: tc.Function.Name, Content: out}
 			msgs = append(msgs, tm)
 			res.Messages = append(res.Messages, tm)
+		}
+		if run.halted {
+			reg.Emit(hooks.AgentStepEv, &hooks.AgentStep{
+				Platform: platform, UserID: o.UserID, SessionID: o.SessionID, Iteration: iter, ToolNames: names, Tools: raw,
+			})
+			return run.halt(res)
 		}
 		reg.Emit(hooks.AgentStepEv, &hooks.AgentStep{
 			Platform: platform, UserID: o.UserID, SessionID: o.SessionID, Iteration: iter, ToolNames: names, Tools: raw,
@@ -385,8 +482,9 @@ func (a *Agent) runTool(ctx context.Context, run *runState, tc openai.ToolCall) 
 		}
 	}
 	d := reg.PreToolCall(ctx, &hooks.PreToolCall{ToolName: name, Args: args, TaskID: turn.SessionID, SessionID: turn.SessionID, ToolCallID: tc.ID})
+	preContext := run.feedback(d.Feedback)
 	if d.Action == "block" {
-		return toolError(d.Message)
+		return withHookContext(toolError(d.Message), "", preContext)
 	}
 	for k, v := range d.Args {
 		args[k] = v
@@ -408,17 +506,49 @@ func (a *Agent) runTool(ctx context.Context, run *runState, tc openai.ToolCall) 
 		}
 		result = a.safeRun(ctx, tool, &Call{ID: tc.ID, Args: args, SessionID: turn.SessionID, Turn: turn, run: run})
 	default:
-		result = a.safeRun(ctx, tool, &Call{ID: tc.ID, Args: args, SessionID: turn.SessionID, Turn: turn, run: run})
+		result = a.safeRun(ctx, tool, &Call{ID: tc.ID, Args: args, SessionID: turn.SessionID, Turn: turn, run: run, hookAllowed: d.Action == "allow"})
 	}
 	p := &hooks.ToolResult{ToolName: name, Args: args, Result: result, TaskID: turn.SessionID, SessionID: turn.SessionID, ToolCallID: tc.ID, DurationMS: time.Since(start).Milliseconds()}
-	reg.Emit(hooks.PostToolCallHook, p)
+	// in line: a formatter hook's work is done before the next tool runs
+	fb := reg.Feedback(ctx, hooks.PostToolCallHook, p)
+	postContext := run.feedback(&fb)
 	if reg.Has(hooks.TransformToolResultHook) {
 		q := *p
 		if out, ok := reg.TransformToolResult(ctx, &q); ok {
 			result = out
 		}
 	}
+	reason := ""
+	if fb.Block {
+		reason = fb.Reason
+	}
+	return withHookContext(result, reason, joinNonEmpty([]string{preContext, postContext}, "\n\n"))
+}
+
+// withHookContext adds to a tool result what hooks meant for the model
+// (Claude Code's PostToolUse block reason and additionalContext).
+func withHookContext(result, reason, context string) string {
+	if reason != "" {
+		result += "\n\nPostToolUse hook feedback:\n" + reason
+	}
+	if context != "" {
+		result += "\n\nAdditional context from a hook:\n" + context
+	}
 	return result
+}
+
+func joinNonEmpty(parts []string, sep string) string {
+	out := ""
+	for _, p := range parts {
+		if strings.TrimSpace(p) == "" {
+			continue
+		}
+		if out != "" {
+			out += sep
+		}
+		out += p
+	}
+	return out
 }
 
 func describeCall(name string, args map[string]any) string {

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/heraldgw/herald/hooks"
+	openai "github.com/sashabaranov/go-openai"
 )
 
 // Delegate is the delegate_task tool: it runs child agents in parallel,
@@ -68,11 +69,12 @@ func (t *Delegate) Run(ctx context.Context, c *Call) (string, error) {
 	}
 	parent := Turn{}
 	var approver Approver
+	var notice func(string)
 	if c.Turn != nil {
 		parent = *c.Turn
 	}
 	if c.run != nil {
-		approver = c.run.opts.Approver
+		approver, notice = c.run.opts.Approver, c.run.opts.Notice
 	}
 	budget := t.MaxIterations
 	if budget <= 0 {
@@ -84,7 +86,7 @@ func (t *Delegate) Run(ctx context.Context, c *Call) (string, error) {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			results[i] = t.runChild(ctx, parent, approver, budget, i, task)
+			results[i] = t.runChild(ctx, parent, Options{Approver: approver, Notice: notice}, budget, i, task)
 		}()
 	}
 	wg.Wait()
@@ -100,7 +102,10 @@ func (t *Delegate) Run(ctx context.Context, c *Call) (string, error) {
 	return string(b), err
 }
 
-func (t *Delegate) runChild(ctx context.Context, parent Turn, approver Approver, budget, i int, task childTask) (r childResult) {
+// runChild runs one sub-agent. When it stops, in-line subagent_stop
+// hooks (Claude Code's SubagentStop) may send it back to work with their
+// reason as its next instruction, within the same iteration budget.
+func (t *Delegate) runChild(ctx context.Context, parent Turn, base Options, budget, i int, task childTask) (r childResult) {
 	start := time.Now()
 	r.Index = i
 	defer func() {
@@ -116,11 +121,41 @@ func (t *Delegate) runChild(ctx context.Context, parent Turn, approver Approver,
 	if task.Context != "" {
 		prompt = task.Goal + "\n\nContext:\n" + task.Context
 	}
-	res, err := t.Agent.Run(ctx, prompt, Options{
-		Turn: turn, MaxIterations: budget, Approver: approver, DisabledTools: []string{"delegate_task"},
-	})
+	opts := base
+	opts.Turn, opts.MaxIterations, opts.DisabledTools = turn, budget, []string{"delegate_task"}
+	reg := t.Agent.hooks()
+	var res *Result
+	var err error
+	var history []openai.ChatCompletionMessage
+	used, stopActive := 0, false
+	for {
+		opts.History = history
+		res, err = t.Agent.Run(ctx, prompt, opts)
+		used += res.APICalls
+		if err != nil || !res.Completed || res.Halted || ctx.Err() != nil || !reg.HasInline(hooks.SubagentStopHook) {
+			break
+		}
+		summary := res.FinalResponse
+		fb := reg.InlineFeedback(ctx, hooks.SubagentStopHook, &hooks.SubagentStop{
+			ParentSessionID: parent.SessionID, ChildRole: task.Role, ChildSummary: &summary,
+			ChildStatus: "completed", DurationMS: time.Since(start).Milliseconds(), StopHookActive: stopActive,
+		})
+		if fb.Notice != "" && base.Notice != nil {
+			base.Notice(fb.Notice)
+		}
+		if !fb.Block || fb.Halt {
+			break
+		}
+		if used >= budget {
+			t.Agent.logger().Warn("a SubagentStop hook asked the sub-agent to go on, but its iteration budget is spent", "session_id", turn.SessionID, "budget", budget)
+			break
+		}
+		history = append(history, res.Messages...)
+		prompt, stopActive = StopFeedback+fb.Reason, true
+		opts.MaxIterations = budget - used
+	}
+	r.APICalls = used
 	if res != nil {
-		r.APICalls = res.APICalls
 		if res.FinalResponse != "" {
 			s := res.FinalResponse
 			r.Summary = &s

@@ -32,6 +32,9 @@ type Call struct {
 	Turn      *Turn
 
 	run *runState // nil when a tool is called outside Agent.Run (tests)
+	// hookAllowed is set when a pre_tool_call hook allowed the call
+	// (Claude Code's permissionDecision "allow"): no approval prompt.
+	hookAllowed bool
 }
 
 // Approve asks whether a dangerous action may go ahead, under the run's
@@ -43,6 +46,12 @@ type Call struct {
 func (c *Call) Approve(ctx context.Context, command, description string, keys []string) error {
 	if c.run == nil {
 		return fmt.Errorf("%w: %s needs approval and nobody can answer here", ErrDenied, description)
+	}
+	if c.hookAllowed && !strings.EqualFold(c.run.agent.ApprovalMode, ModeOff) {
+		// as in Claude Code, a hook's allow skips the prompt but not a
+		// rule that never runs such commands (approvals: off)
+		c.run.agent.logger().Info("approval skipped: a pre_tool_call hook allowed this call", "session_id", c.SessionID, "command", c.run.agent.redact(command))
+		return nil
 	}
 	return c.run.approve(ctx, command, description, keys)
 }

@@ -467,6 +467,8 @@ func (r *Runner) turn(ctx context.Context, c *chat, j *job) {
 			ChatID: src.ChatID, ChatType: string(src.ChatType), ThreadID: src.ThreadID, Surface: surface(src.Platform)},
 		History:  hist,
 		Approver: r.approver(c, sess.ID, src.Platform),
+		// a hook's systemMessage reaches the chat as it happens
+		Notice: func(text string) { r.reply(j, text) },
 	}
 	if dt := r.cfg.Auth[src.Platform].DisabledTools; len(dt) > 0 {
 		opts.DisabledTools = dt

@@ -68,11 +68,13 @@ func ClaudePayload(event string, payload any) ([]byte, error) {
 		out["prompt"] = kw["user_message"]
 	case PostLLMCallHook:
 		out["last_assistant_message"] = kw["assistant_response"]
-		out["stop_hook_active"] = false
+		p, _ := payload.(*PostLLMCall)
+		out["stop_hook_active"] = p != nil && p.StopHookActive
 	case SubagentStopHook:
 		out["agent_type"] = kw["child_role"]
 		out["last_assistant_message"] = kw["child_summary"]
-		out["stop_hook_active"] = false
+		p, _ := payload.(*SubagentStop)
+		out["stop_hook_active"] = p != nil && p.StopHookActive
 	case OnSessionStartHook:
 		out["source"] = "startup"
 		out["model"] = kw["model"]

@@ -11,13 +11,19 @@ import (
 
 // PreToolCall asks pre_tool_call subscribers about a tool call. The first
 // valid block wins (a block with no message gets the default text);
-// modify answers are shallow-merged in order; an "approve" asks a person.
-// A Go subscriber that panics or overruns, or any fail_closed subscriber
-// that fails, blocks.
+// modify answers are shallow-merged in order; an "approve" asks a person;
+// an "allow" with no block or approve skips herald's own approval prompt
+// (Claude Code's precedence: deny, then ask, then allow). Feedback from
+// every answer is merged. A Go subscriber that panics or overruns, or any
+// fail_closed subscriber that fails, blocks.
 func (r *Registry) PreToolCall(ctx context.Context, p *PreToolCall) ToolDecision {
 	var out ToolDecision
-	var blocked bool
+	var blocked, allowed bool
+	var fb Feedback
 	r.Call(ctx, PreToolCallHook, p, func(a *Answer) {
+		if d := asToolDecision(a.Value); d != nil && !a.Failed() {
+			fb.Merge(d.Feedback)
+		}
 		if blocked {
 			return
 		}
@@ -40,25 +46,38 @@ func (r *Registry) PreToolCall(ctx context.Context, p *PreToolCall) ToolDecision
 				msg = DefaultBlockMessage
 			}
 			out = ToolDecision{Action: "block", Message: msg}
-		case "modify":
-			if out.Args == nil {
+		case "modify", "allow":
+			if len(d.Args) > 0 && out.Args == nil {
 				out.Args = map[string]any{}
 			}
 			for k, v := range d.Args {
 				out.Args[k] = v
 			}
-			if out.Action == "" {
+			if out.Action == "" && len(d.Args) > 0 {
 				out.Action = "modify"
 			}
+			allowed = allowed || d.Action == "allow"
 		case "approve":
 			out.Action = "approve"
 			if out.Message == "" {
 				out.Message = d.Message
 			}
+			for k, v := range d.Args {
+				if out.Args == nil {
+					out.Args = map[string]any{}
+				}
+				out.Args[k] = v
+			}
 		}
 	})
 	// approve with modify: the action stays "approve" and Args carries the
 	// merged changes, so a person is asked about the modified call
+	if allowed && (out.Action == "" || out.Action == "modify") {
+		out.Action = "allow"
+	}
+	if !fb.Empty() {
+		out.Feedback = &fb
+	}
 	return out
 }
 
@@ -87,6 +106,9 @@ func asToolDecision(v any) *ToolDecision {
 		if action == "block" && strings.TrimSpace(msg) == "" {
 			return nil // Hermes: a Go/Python block needs a non-empty message
 		}
+		if action == "allow" {
+			return nil // Hermes has no allow; only Claude Code's answer means it
+		}
 		args, _ := d["args"].(map[string]any)
 		return &ToolDecision{Action: action, Message: msg, Args: args}
 	}
@@ -96,13 +118,25 @@ func asToolDecision(v any) *ToolDecision {
 // PreLLMCall collects pre_llm_call contexts, joined with a blank line in
 // call order.
 func (r *Registry) PreLLMCall(ctx context.Context, p *PreLLMCall) string {
+	c, _ := r.UserPrompt(ctx, p)
+	return c
+}
+
+// UserPrompt asks pre_llm_call subscribers about a prompt: their contexts
+// joined with a blank line in call order, and their merged Feedback
+// (Claude Code's UserPromptSubmit: a block refuses the prompt).
+func (r *Registry) UserPrompt(ctx context.Context, p *PreLLMCall) (string, Feedback) {
 	var parts []string
+	var fb Feedback
 	r.Call(ctx, PreLLMCallHook, p, func(a *Answer) {
 		if a.Failed() {
 			return
 		}
 		switch v := a.Value.(type) {
 		case *LLMContext:
+			if v != nil {
+				fb.Merge(v.Feedback)
+			}
 			if v != nil && strings.TrimSpace(v.Context) != "" {
 				parts = append(parts, v.Context)
 			}
@@ -120,7 +154,35 @@ func (r *Registry) PreLLMCall(ctx context.Context, p *PreLLMCall) string {
 			}
 		}
 	})
-	return strings.Join(parts, "\n\n")
+	return strings.Join(parts, "\n\n"), fb
+}
+
+// Feedback publishes an observer event (Notify) and merges what its
+// in-line subscribers answered.
+func (r *Registry) Feedback(ctx context.Context, name string, payload any) Feedback {
+	var fb Feedback
+	r.Notify(ctx, name, payload, func(a *Answer) { mergeAnswer(&fb, a) })
+	return fb
+}
+
+// InlineFeedback calls only the in-line subscribers of an observer event
+// (CallInline) and merges their answers.
+func (r *Registry) InlineFeedback(ctx context.Context, name string, payload any) Feedback {
+	var fb Feedback
+	r.CallInline(ctx, name, payload, func(a *Answer) { mergeAnswer(&fb, a) })
+	return fb
+}
+
+func mergeAnswer(fb *Feedback, a *Answer) {
+	if a.Failed() {
+		return
+	}
+	switch v := a.Value.(type) {
+	case *Feedback:
+		fb.Merge(v)
+	case Feedback:
+		fb.Merge(&v)
+	}
 }
 
 // transform runs a transform_* point: the first answer that is a string

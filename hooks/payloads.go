@@ -132,6 +132,9 @@ type PostLLMCall struct {
 	ConversationHistory []HistoryMessage `json:"conversation_history"`
 	Model               string           `json:"model"`
 	Platform            string           `json:"platform"`
+	// StopHookActive is set when a Stop hook already sent the agent back
+	// to work in this turn (Claude Code's stop_hook_active).
+	StopHookActive bool `json:"-"`
 }
 
 // LLMOutput is transform_llm_output.
@@ -215,6 +218,9 @@ type SubagentStop struct {
 	ChildSummary    *string `json:"child_summary"`
 	ChildStatus     string  `json:"child_status"`
 	DurationMS      int64   `json:"duration_ms"`
+	// StopHookActive is set when a SubagentStop hook already sent this
+	// child back to work (Claude Code's stop_hook_active).
+	StopHookActive bool `json:"-"`
 }
 
 // Approval is pre_approval_request and, with Choice, post_approval_response.

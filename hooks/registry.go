@@ -70,6 +70,11 @@ type Subscription struct {
 	Accept func(payload any) bool
 	// FailClosed makes a failing pre_tool_call subscriber block.
 	FailClosed bool
+	// Inline subscribers of an observer point are called in line by
+	// Notify, which waits for them and hands back their answers (a shell
+	// hook on post_tool_call finishes before the next tool runs; a Claude
+	// Code Stop hook may send the agent back to work). Emit skips them.
+	Inline bool
 	// QueueSize bounds the observer events waiting for the subscriber
 	// (default 1024); beyond it events are dropped and counted.
 	QueueSize int
@@ -396,11 +401,52 @@ func (r *Registry) Emit(name string, payload any) {
 	}
 	ev := Event{Name: name, Payload: payload, Time: time.Now()}
 	for _, s := range subs {
-		if !matches(s, payload) {
+		if s.Inline || !matches(s, payload) {
 			continue
 		}
 		r.enqueue(s, queued{ev: ev})
 	}
+}
+
+// Notify publishes an observer event: queued for its subscribers as by
+// Emit, and handed to its in-line subscribers, whose answers go to fn in
+// declared order before Notify returns (as Call's do).
+func (r *Registry) Notify(ctx context.Context, name string, payload any, fn func(*Answer)) {
+	r.notify(ctx, name, payload, true, fn)
+}
+
+// CallInline calls only the in-line subscribers of an observer event: the
+// emitter publishes it to the others separately (subagent_stop reaches
+// Hermes' observers once all children are done, in task order, and a
+// Claude Code SubagentStop hook as each child stops).
+func (r *Registry) CallInline(ctx context.Context, name string, payload any, fn func(*Answer)) {
+	r.notify(ctx, name, payload, false, fn)
+}
+
+// HasInline reports whether an in-line subscriber listens to the event.
+func (r *Registry) HasInline(name string) bool {
+	for _, s := range r.lookup(name, false) {
+		if s.Inline {
+			return true
+		}
+	}
+	return false
+}
+
+func (r *Registry) notify(ctx context.Context, name string, payload any, queue bool, fn func(*Answer)) {
+	subs := r.lookup(name, true)
+	if len(subs) == 0 {
+		return
+	}
+	ev := Event{Name: name, Payload: payload, Time: time.Now()}
+	if queue {
+		for _, s := range subs {
+			if !s.Inline && matches(s, payload) {
+				r.enqueue(s, queued{ev: ev})
+			}
+		}
+	}
+	r.callAll(ctx, subs, ev, func(s *sub) bool { return s.Inline && matches(s, payload) }, fn)
 }
 
 func (r *Registry) enqueue(s *sub, q queued) bool {
@@ -608,14 +654,22 @@ func (r *Registry) Call(ctx context.Context, name string, payload any, fn func(*
 		return
 	}
 	ev := Event{Name: name, Payload: payload, Time: time.Now()}
-	var par []*sub
-	var a Answer
 	for _, s := range subs {
 		if s.Attach == AttachInternal {
 			r.enqueue(s, queued{ev: ev})
-			continue
 		}
-		if !matches(s, payload) {
+	}
+	r.callAll(ctx, subs, ev, func(s *sub) bool { return s.Attach != AttachInternal && matches(s, payload) }, fn)
+}
+
+// callAll calls the subscribers pick takes and hands their answers to fn
+// in order: Go callbacks one after another, out-of-process subscribers
+// side by side.
+func (r *Registry) callAll(ctx context.Context, subs []*sub, ev Event, pick func(*sub) bool, fn func(*Answer)) {
+	var par []*sub
+	var a Answer
+	for _, s := range subs {
+		if !pick(s) {
 			continue
 		}
 		if s.Concurrent {

@@ -358,7 +358,7 @@ func (h *ShellHooks) Register(specs []ShellSpec) []RegisterResult {
 		res := RegisterResult{Spec: s}
 		warn, err := h.Consent.Check(&s)
 		res.Warning = warn
-		sub := Subscription{Name: s.Command, Attach: AttachShell, Events: []string{s.Event}, Timeout: s.Timeout + 2*time.Second, FailClosed: s.FailClosed, Concurrent: true}
+		sub := Subscription{Name: s.Command, Attach: AttachShell, Events: []string{s.Event}, Timeout: s.Timeout + 2*time.Second, FailClosed: s.FailClosed, Concurrent: true, Inline: s.Inline()}
 		if s.Matcher != "" {
 			spec := s
 			sub.Matcher = spec.Matches

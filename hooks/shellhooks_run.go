@@ -224,13 +224,20 @@ func payloadMap(payload any) (map[string]any, error) {
 // message from stdout's JSON, else stderr's first 400 characters, else
 // the default); with fail_closed a spawn failure, timeout, non-zero exit
 // with no decision, or unparseable stdout is an error the combiner turns
-// into a block. Without it those are errors that fail open.
+// into a block. Without it those are errors that fail open. On the
+// observer points only the claude dialect answers (claudeAnswer).
 func (s *ShellSpec) Answer(res *ShellRun) (any, error) {
 	if res.SpawnErr != nil {
 		return nil, res.SpawnErr
 	}
 	if res.TimedOut {
 		return nil, fmt.Errorf("timed out after %s", s.Timeout)
+	}
+	if p, _ := Lookup(s.Event); p.Kind == Observer || (s.Dialect == "claude" && s.Event == PreLLMCallHook) {
+		if s.Dialect != "claude" {
+			return nil, nil
+		}
+		return s.claudeAnswer(res)
 	}
 	v, perr := ParseAnswer(s.Event, res.Stdout)
 	if s.Dialect == "claude" {
@@ -244,10 +251,6 @@ func (s *ShellSpec) Answer(res *ShellRun) (any, error) {
 		}
 		return Block(defaultMsg(clip400(strings.TrimSpace(string(res.Stderr))))), nil
 	}
-	if perr != nil && s.Dialect == "claude" && s.Event == PreLLMCallHook && res.Exit == 0 {
-		// Claude Code: plain stdout of UserPromptSubmit is context
-		return &LLMContext{Context: strings.TrimSpace(string(res.Stdout))}, nil
-	}
 	if perr != nil {
 		return nil, perr
 	}
@@ -255,6 +258,64 @@ func (s *ShellSpec) Answer(res *ShellRun) (any, error) {
 		return nil, fmt.Errorf("exited with status %d and no decision", res.Exit)
 	}
 	return v, nil
+}
+
+// claudeAnswer reads a claude-dialect hook's outcome on the points where
+// Claude Code reads exit codes by event: stdout only on exit 0 (JSON, or
+// plain text that becomes context for UserPromptSubmit and SessionStart);
+// on exit 2 stderr blocks the prompt, is shown to the model (PostToolUse),
+// sends the agent back to work (Stop, SubagentStop) or is shown to the
+// person (SessionStart); any other status is an error that changes
+// nothing.
+func (s *ShellSpec) claudeAnswer(res *ShellRun) (any, error) {
+	stderr := clip400(strings.TrimSpace(string(res.Stderr)))
+	switch res.Exit {
+	case 0:
+	case 2:
+		switch s.Event {
+		case PreLLMCallHook:
+			return &LLMContext{Feedback: &Feedback{Block: true, Reason: defaultMsg(stderr)}}, nil
+		case PostToolCallHook:
+			if stderr == "" {
+				return nil, nil
+			}
+			return &Feedback{Block: true, Reason: stderr}, nil
+		case PostLLMCallHook, SubagentStopHook:
+			return &Feedback{Block: true, Reason: firstStr(stderr, DefaultContinueReason)}, nil
+		case OnSessionStartHook:
+			if stderr == "" {
+				return nil, nil
+			}
+			return &Feedback{Notice: stderr}, nil
+		}
+		return nil, nil
+	default:
+		return nil, fmt.Errorf("exited with status %d", res.Exit)
+	}
+	v, err := ParseAnswer(s.Event, res.Stdout)
+	if err != nil && (s.Event == PreLLMCallHook || s.Event == OnSessionStartHook) {
+		// Claude Code: plain stdout of these is context for the model
+		c := ClipContext(strings.TrimSpace(string(res.Stdout)))
+		if s.Event == PreLLMCallHook {
+			return &LLMContext{Context: c}, nil
+		}
+		return &Feedback{Context: c}, nil
+	}
+	return v, err
+}
+
+// Inline reports whether the spec is called in line on an observer point
+// (Subscription.Inline): every shell hook on post_tool_call (Hermes calls
+// them before the next tool runs), and claude-dialect hooks on the
+// points whose answers Claude Code reads.
+func (s *ShellSpec) Inline() bool {
+	switch s.Event {
+	case PostToolCallHook:
+		return true
+	case PostLLMCallHook, SubagentStopHook, OnSessionStartHook:
+		return s.Dialect == "claude"
+	}
+	return false
 }
 
 // Payload builds the stdin for this spec's dialect.
@@ -283,13 +344,13 @@ func (r *ShellRunner) settle(s *ShellSpec, ev Event, res *ShellRun) (any, error)
 	if res.Truncated {
 		log.Warn("shell hook output over 1 MiB; truncated")
 	}
-	if len(res.Stderr) > 0 {
+	v, err := s.Answer(res)
+	if len(res.Stderr) > 0 && !suppressed(v) {
 		log.Debug("shell hook stderr", "stderr", clip400(string(res.Stderr)))
 	}
 	if res.Exit > 0 && res.Exit != 2 {
 		log.Warn(fmt.Sprintf("shell hook exited %d", res.Exit))
 	}
-	v, err := s.Answer(res)
 	if err != nil && !s.FailClosed && s.Event == PreToolCallHook {
 		err = fmt.Errorf("%w; failing open (fail_closed: true would block the call)", err)
 	}
@@ -297,9 +358,24 @@ func (r *ShellRunner) settle(s *ShellSpec, ev Event, res *ShellRun) (any, error)
 		if err != nil {
 			log.Warn("shell hook failed", "err", err)
 		}
-		return nil, nil
+		return v, nil // read by Notify's in-line callers only
 	}
 	return v, err
+}
+
+// suppressed reports whether an answer asked that the hook's output not
+// be logged (Claude Code's suppressOutput).
+func suppressed(v any) bool {
+	var fb *Feedback
+	switch x := v.(type) {
+	case *Feedback:
+		fb = x
+	case *ToolDecision:
+		fb = x.Feedback
+	case *LLMContext:
+		fb = x.Feedback
+	}
+	return fb != nil && fb.Suppress
 }
 
 // clip400 keeps the first 400 characters of s, as Hermes quotes a

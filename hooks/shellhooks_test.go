@@ -167,7 +167,7 @@ func TestShellAnswers(t *testing.T) {
 		{"empty is silence", `true`, true, false, `null`},
 		{"crash", `kill -SEGV $$`, true, false, "err:no decision"},
 		{"claude continue false", `echo '{"continue":false,"stopReason":"stop here"}'`, false, true, `{"action":"block","message":"stop here"}`},
-		{"claude allow", `echo '{"hookSpecificOutput":{"permissionDecision":"allow"}}'`, false, true, `null`},
+		{"claude allow", `echo '{"hookSpecificOutput":{"permissionDecision":"allow"}}'`, false, true, `{"action":"allow"}`},
 		{"claude modify", `echo '{"decision":"modify","tool_input":{"command":"ls"}}'`, false, false, `{"action":"modify","args":{"command":"ls"}}`},
 	} {
 		t.Run(tc.name, func(t *testing.T) {

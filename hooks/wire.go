@@ -15,14 +15,23 @@ import (
 //
 //	pre_tool_call         {"action":"block","message"} · {"decision":"block","reason"}
 //	                      {"hookSpecificOutput":{"permissionDecision":"deny"|"ask"|"allow",
-//	                        "permissionDecisionReason","updatedInput"}}
+//	                        "permissionDecisionReason","updatedInput","additionalContext"}}
 //	                      {"action":"modify","args"} · {"decision":"modify","tool_input"}
 //	                      {"action":"approve","message"} (ask a person)
-//	                      {"continue":false,"stopReason"} (Claude: blocks)
+//	                      {"decision":"approve"} (Claude's old spelling of allow)
 //	pre_llm_call          {"context"} · {"hookSpecificOutput":{"additionalContext"}}
+//	                      {"decision":"block","reason"} (the prompt is refused)
+//	post_tool_call,       {"decision":"block","reason"} · {"hookSpecificOutput":{"additionalContext"}}
+//	post_llm_call,        (Claude Code's PostToolUse, Stop, SubagentStop and
+//	subagent_stop,         SessionStart answers, as a *Feedback)
+//	on_session_start
 //	transform_*           {"result": "…"} (herald's extension)
 //	pre_gateway_dispatch  {"action":"skip"|"rewrite"|"allow","text","reason","ingest"}
 //	command:*             {"decision":"allow"|"deny"|"handled"|"rewrite","message","command_name"}
+//
+// Claude Code's universal fields go with every answer of the first five
+// points: "systemMessage" (shown to the person), "continue": false with
+// "stopReason" (the turn ends), "suppressOutput".
 //
 // Empty output is an observer's silence (nil, nil). Output that is not
 // JSON returns an error (the caller warns, or fails closed). A JSON value
@@ -45,63 +54,61 @@ func ParseAnswer(event string, stdout []byte) (any, error) {
 	if !ok {
 		return nil, nil
 	}
-	str := func(m map[string]any, k string) string {
-		v, _ := m[k].(string)
-		return v
-	}
 	hso, _ := obj["hookSpecificOutput"].(map[string]any)
+	fb := universal(obj)
+	if c := str(hso, "additionalContext"); strings.TrimSpace(c) != "" {
+		fb.Context = ClipContext(c)
+	}
 
 	switch {
 	case event == PreToolCallHook:
-		action := strings.ToLower(str(obj, "action"))
-		decision := strings.ToLower(str(obj, "decision"))
-		switch {
-		case action == "block":
-			return Block(defaultMsg(firstStr(str(obj, "message"), str(obj, "reason")))), nil
-		case obj["continue"] == false: // Claude: stop, overriding any decision
-			return Block(defaultMsg(firstStr(str(obj, "stopReason"), str(obj, "reason")))), nil
-		case decision == "block" || decision == "deny":
-			return Block(defaultMsg(firstStr(str(obj, "reason"), str(obj, "message")))), nil
+		d := toolAnswer(obj, hso)
+		if fb.Halt {
+			// continue: false stops the turn, overriding any decision
+			d = Block(defaultMsg(firstStr(fb.StopReason, str(obj, "reason"))))
 		}
-		if hso != nil {
-			switch strings.ToLower(str(hso, "permissionDecision")) {
-			case "deny":
-				return Block(defaultMsg(firstStr(str(hso, "permissionDecisionReason"), str(obj, "reason")))), nil
-			case "ask":
-				d := &ToolDecision{Action: "approve", Message: str(hso, "permissionDecisionReason")}
-				if in, ok := hso["updatedInput"].(map[string]any); ok {
-					d.Args = in
-				}
-				return d, nil
+		if !fb.Empty() {
+			if d == nil {
+				d = &ToolDecision{}
 			}
-			if in, ok := hso["updatedInput"].(map[string]any); ok {
-				return &ToolDecision{Action: "modify", Args: in}, nil
-			}
+			d.Feedback = fb
 		}
-		switch {
-		case action == "modify":
-			if args, ok := obj["args"].(map[string]any); ok {
-				return &ToolDecision{Action: "modify", Args: args}, nil
-			}
-		case decision == "modify":
-			if args, ok := obj["tool_input"].(map[string]any); ok {
-				return &ToolDecision{Action: "modify", Args: args}, nil
-			}
-		case action == "approve":
-			return &ToolDecision{Action: "approve", Message: str(obj, "message")}, nil
+		if d == nil {
+			return nil, nil
 		}
-		return nil, nil
+		return d, nil
 
 	case event == PreLLMCallHook:
-		if c, ok := obj["context"].(string); ok && strings.TrimSpace(c) != "" {
-			return &LLMContext{Context: c}, nil
+		c := &LLMContext{}
+		if x, ok := obj["context"].(string); ok && strings.TrimSpace(x) != "" {
+			c.Context = x
+		} else if fb.Context != "" {
+			c.Context = fb.Context
 		}
-		if hso != nil {
-			if c := str(hso, "additionalContext"); strings.TrimSpace(c) != "" {
-				return &LLMContext{Context: c}, nil
+		fb.Context = ""
+		if strings.EqualFold(str(obj, "decision"), "block") {
+			fb.Block, fb.Reason = true, defaultMsg(str(obj, "reason"))
+		}
+		if !fb.Empty() {
+			c.Feedback = fb
+		}
+		if c.Context == "" && c.Feedback == nil {
+			return nil, nil
+		}
+		return c, nil
+
+	case event == PostToolCallHook || event == PostLLMCallHook || event == SubagentStopHook || event == OnSessionStartHook:
+		if strings.EqualFold(str(obj, "decision"), "block") && event != OnSessionStartHook {
+			fb.Block, fb.Reason = true, str(obj, "reason")
+			if fb.Reason == "" && event != PostToolCallHook {
+				// Claude requires a reason: it is the agent's next instruction
+				fb.Reason = DefaultContinueReason
 			}
 		}
-		return nil, nil
+		if fb.Empty() && !fb.Suppress {
+			return nil, nil
+		}
+		return fb, nil
 
 	case event == TransformToolResultHook || event == TransformTerminalOutputHook || event == TransformLLMOutputHook:
 		if r, ok := obj["result"].(string); ok {
@@ -131,6 +138,83 @@ func ParseAnswer(event string, stdout []byte) (any, error) {
 		return d, nil
 	}
 	return nil, nil
+}
+
+// DefaultContinueReason is the next instruction of a Stop or SubagentStop
+// hook that blocked without saying why.
+const DefaultContinueReason = "A Stop hook asked you to continue."
+
+// MaxContextChars bounds what one hook adds to the model's context or
+// shows the person (Claude Code's cap).
+const MaxContextChars = 10000
+
+// ClipContext keeps the first MaxContextChars characters of s.
+func ClipContext(s string) string {
+	n := 0
+	for i := range s {
+		if n == MaxContextChars {
+			return s[:i]
+		}
+		n++
+	}
+	return s
+}
+
+func str(m map[string]any, k string) string {
+	v, _ := m[k].(string)
+	return v
+}
+
+// universal reads Claude Code's fields that any answer may carry.
+func universal(obj map[string]any) *Feedback {
+	fb := &Feedback{Notice: ClipContext(strings.TrimSpace(str(obj, "systemMessage")))}
+	if obj["continue"] == false {
+		fb.Halt, fb.StopReason = true, str(obj, "stopReason")
+	}
+	fb.Suppress, _ = obj["suppressOutput"].(bool)
+	return fb
+}
+
+// toolAnswer reads a pre_tool_call decision in Hermes' or Claude Code's
+// shape (nil: none).
+func toolAnswer(obj, hso map[string]any) *ToolDecision {
+	action := strings.ToLower(str(obj, "action"))
+	decision := strings.ToLower(str(obj, "decision"))
+	switch {
+	case action == "block":
+		return Block(defaultMsg(firstStr(str(obj, "message"), str(obj, "reason"))))
+	case decision == "block" || decision == "deny":
+		return Block(defaultMsg(firstStr(str(obj, "reason"), str(obj, "message"))))
+	}
+	if hso != nil {
+		in, _ := hso["updatedInput"].(map[string]any)
+		switch strings.ToLower(str(hso, "permissionDecision")) {
+		case "deny":
+			return Block(defaultMsg(firstStr(str(hso, "permissionDecisionReason"), str(obj, "reason"))))
+		case "ask":
+			return &ToolDecision{Action: "approve", Message: str(hso, "permissionDecisionReason"), Args: in}
+		case "allow":
+			return &ToolDecision{Action: "allow", Message: str(hso, "permissionDecisionReason"), Args: in}
+		}
+		if in != nil {
+			return &ToolDecision{Action: "modify", Args: in}
+		}
+	}
+	switch {
+	case action == "modify":
+		if args, ok := obj["args"].(map[string]any); ok {
+			return &ToolDecision{Action: "modify", Args: args}
+		}
+	case decision == "modify":
+		if args, ok := obj["tool_input"].(map[string]any); ok {
+			return &ToolDecision{Action: "modify", Args: args}
+		}
+	case action == "approve":
+		return &ToolDecision{Action: "approve", Message: str(obj, "message")}
+	case decision == "approve":
+		return &ToolDecision{Action: "allow", Message: str(obj, "reason")}
+	}
+	return nil
 }
 
 func firstStr(s ...string) string {

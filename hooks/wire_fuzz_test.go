@@ -7,7 +7,7 @@ import (
 )
 
 // fuzzEvents are the points whose answers ParseAnswer reads differently.
-var fuzzEvents = []string{PreToolCallHook, PreLLMCallHook, TransformToolResultHook, PreGatewayDispatchHook, "command:status", PostToolCallHook}
+var fuzzEvents = []string{PreToolCallHook, PreLLMCallHook, TransformToolResultHook, PreGatewayDispatchHook, "command:status", PostToolCallHook, PostLLMCallHook, SubagentStopHook, OnSessionStartHook}
 
 // FuzzShellAnswer feeds a shell hook's stdout and exit status, in both
 // dialects (Hermes and Claude Code), to the answer reader: it never
@@ -21,6 +21,8 @@ func FuzzShellAnswer(f *testing.F) {
 		`{"action":"modify","args":{"a":1}}`, `{"decision":"modify","tool_input":{"command":"ls"}}`,
 		`{"action":"approve","message":"sure?"}`, `{"continue":false,"stopReason":"stop"}`, `{"context":"x"}`,
 		`{"result":"r"}`, `{"action":"rewrite","text":"t","ingest":true}`, `{"decision":"handled","message":"m"}`,
+		`{"systemMessage":"look","suppressOutput":true}`, `{"decision":"approve"}`,
+		`{"hookSpecificOutput":{"permissionDecision":"allow","updatedInput":{"command":"ls"}}}`,
 		`not json`, ``, `[1,2]`, `null`, `{"action":"block","message":"   "}`, `{"action":5}`,
 	} {
 		for ev := range fuzzEvents {
@@ -41,7 +43,18 @@ func FuzzShellAnswer(f *testing.F) {
 			return
 		}
 		switch d := v.(type) {
-		case nil, *LLMContext, *Replace:
+		case nil, *Replace:
+		case *LLMContext:
+			if d.Feedback != nil && d.Feedback.Block && strings.TrimSpace(d.Feedback.Reason) == "" {
+				t.Fatalf("a refused prompt without a reason: %+v", d.Feedback)
+			}
+		case *Feedback:
+			if !claude {
+				t.Fatalf("a Hermes-dialect hook answered %s", s.Event)
+			}
+			if d.Block && strings.TrimSpace(d.Reason) == "" && s.Event != PostToolCallHook {
+				t.Fatalf("a block without a reason on %s: %+v", s.Event, d)
+			}
 		case *ToolDecision:
 			switch d.Action {
 			case "block":
@@ -55,7 +68,11 @@ func FuzzShellAnswer(f *testing.F) {
 				if d.Args == nil {
 					t.Fatalf("a modify without args: %+v", d)
 				}
-			case "approve":
+			case "approve", "allow":
+			case "":
+				if d.Feedback.Empty() {
+					t.Fatalf("an empty tool decision: %+v", d)
+				}
 			default:
 				t.Fatalf("tool decision with action %q", d.Action)
 			}
