@@ -345,7 +345,11 @@ func (a *Agent) Run(ctx context.Context, prompt string, o Options) (res *Result,
 			})
 			run.feedback(&fb)
 			if run.halted {
-				return run.halt(res)
+				// the answer stands (the person sees it, as in Claude
+				// Code); the stop reason follows it as a notice
+				res.Halted = true
+				run.feedback(&hooks.Feedback{Notice: run.stopText})
+				return res, nil
 			}
 			if !fb.Block || ctx.Err() != nil {
 				return res, nil
