@@ -334,7 +334,9 @@ func (f *funcTool) Run(ctx context.Context, c *Call) (string, error) {
 
 func TestContinueFalseOnStopKeepsTheAnswer(t *testing.T) {
 	reg := claudeHooks(t, "claude", [2]string{hooks.PostLLMCallHook, `cat >/dev/null; echo '{"continue":false,"stopReason":"Session budget reached."}'`})
-	m := &funcModel{fn: func(n int, req openai.ChatCompletionRequest) (openai.ChatCompletionResponse, error) { return textResp("the answer"), nil }}
+	m := &funcModel{fn: func(n int, req openai.ChatCompletionRequest) (openai.ChatCompletionResponse, error) {
+		return textResp("the answer"), nil
+	}}
 	var notices []string
 	res, err := newAgent(m, reg).Run(context.Background(), "q", Options{Turn: Turn{SessionID: "s1"}, Notice: func(s string) { notices = append(notices, s) }})
 	if err != nil || !res.Halted || res.FinalResponse != "the answer" || len(notices) != 1 || notices[0] != "Session budget reached." {
