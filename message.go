@@ -53,10 +53,54 @@ func (s Source) Target() Target {
 	return Target{Platform: s.Platform, ChatID: s.ChatID, ThreadID: s.ThreadID}
 }
 
-// Media is an attachment on an inbound message.
+// Media kinds (Media.Type).
+const (
+	MediaImage    = "image"
+	MediaAudio    = "audio"
+	MediaVoice    = "voice" // a voice note recorded in the chat app
+	MediaVideo    = "video"
+	MediaDocument = "document"
+)
+
+// Media is an attachment on an inbound message. Adapters fill what the
+// platform says (Type, MIME, Name, Size) and how to fetch the bytes (URL
+// and/or Ref, read back by their adapters.Fetcher); the gateway downloads
+// each attachment once into the media cache and sets Path. Hooks see all
+// of it; nothing here is a credential (Telegram's file URL, which embeds
+// the bot token, is never stored: Ref holds the file_id instead).
 type Media struct {
-	URL  string `json:"url"`
+	// Type is one of image, audio, voice, video, document.
 	Type string `json:"type"`
+	// MIME is the content type the platform declared; the gateway sniffs
+	// the bytes and keeps what it finds.
+	MIME string `json:"mime,omitempty"`
+	// Name is the file name the sender gave (untrusted: the cache
+	// sanitises it).
+	Name string `json:"name,omitempty"`
+	// Size in bytes as the platform declared it (0: unknown).
+	Size int64 `json:"size,omitempty"`
+	// URL is where the bytes are, when the platform gives one.
+	URL string `json:"url,omitempty"`
+	// Ref is the adapter's own handle (Telegram's file_id, …).
+	Ref string `json:"ref,omitempty"`
+	// Path is the downloaded file in the media cache, set by the gateway.
+	Path string `json:"path,omitempty"`
+}
+
+// MediaType maps a MIME type onto a Media kind (document when unknown).
+func MediaType(mime string) string {
+	mime = strings.ToLower(strings.TrimSpace(mime))
+	switch {
+	case strings.HasPrefix(mime, "image/"):
+		return MediaImage
+	case strings.HasPrefix(mime, "audio/ogg"), strings.HasPrefix(mime, "audio/opus"):
+		return MediaVoice
+	case strings.HasPrefix(mime, "audio/"):
+		return MediaAudio
+	case strings.HasPrefix(mime, "video/"):
+		return MediaVideo
+	}
+	return MediaDocument
 }
 
 // Message is one inbound message, normalised by an adapter.

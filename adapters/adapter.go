@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"sync"
 	"time"
 	"unicode/utf16"
@@ -93,6 +94,44 @@ type Healther interface {
 // channel (the target of a bare "platform" address).
 type HomeChanneler interface {
 	HomeChannel() string
+}
+
+// Fetcher is implemented by adapters whose messages carry media: it
+// returns the bytes of one attachment as the adapter described it
+// (herald.Media's URL and Ref), fetched with the platform's credentials
+// where it needs them (Telegram getFile, Slack url_private with the bot
+// token). The gateway reads at most its size cap and closes the reader;
+// it never fetches a platform URL itself.
+type Fetcher interface {
+	Fetch(ctx context.Context, m herald.Media) (io.ReadCloser, error)
+}
+
+// OutgoingFile is one file to upload.
+type OutgoingFile struct {
+	// Path is a regular file the gateway has checked may be sent.
+	Path string
+	// Name is the file name shown in the chat.
+	Name string
+	// MIME is the sniffed content type; Type its herald.Media kind
+	// (image, audio, voice, video, document), which picks the upload
+	// method (Telegram sendPhoto, sendVoice, …).
+	MIME string
+	Type string
+	// Size in bytes.
+	Size int64
+	// Caption is text sent with the file (already formatted; may be "").
+	Caption string
+	// ReplyTo and Cause are as in Outgoing.
+	ReplyTo string
+	Cause   string
+}
+
+// FileSender is implemented by adapters that can upload files. A
+// platform without it gets a text fallback naming the file.
+type FileSender interface {
+	SendFile(ctx context.Context, to herald.Target, f OutgoingFile) (Sent, error)
+	// MaxFileSize is the largest upload the platform takes, in bytes.
+	MaxFileSize() int64
 }
 
 // Sink receives inbound messages; the gateway implements it.

@@ -80,7 +80,7 @@ func (a *Adapter) toMessage(ctx context.Context, s *discordgo.Session, m *discor
 	}
 	for _, at := range m.Attachments {
 		if at != nil && at.URL != "" {
-			out.Media = append(out.Media, herald.Media{URL: at.URL, Type: at.ContentType})
+			out.Media = append(out.Media, herald.Media{URL: at.URL, Type: herald.MediaType(at.ContentType), MIME: at.ContentType, Name: at.Filename, Size: int64(at.Size)})
 		}
 	}
 	return out, true
