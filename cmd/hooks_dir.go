@@ -27,7 +27,8 @@ func startDirHooks(ctx context.Context, a *app, _ *gatewayParts) (func(), error)
 	d := hooks.NewDirHooks(a.hooks, hooks.DirOptions{
 		Root:    filepath.Join(a.home, "hooks"),
 		Python:  hooksPython(a.cfg),
-		Environ: hookEnviron(a),
+		Environ: dirHookEnviron(a),
+		Home:    a.home,
 		Lookup: func(name string) (string, bool) {
 			if v := a.e.getenv(name); v != "" {
 				return v, true
@@ -38,7 +39,7 @@ func startDirHooks(ctx context.Context, a *app, _ *gatewayParts) (func(), error)
 			v, ok := os.LookupEnv(name)
 			return v, ok
 		},
-		Consent:  &hooks.DirConsent{List: a.dirAllowlist(), Accept: a.acceptHooks()},
+		Consent:  &hooks.DirConsent{List: a.dirAllowlist(), AcceptSwitch: a.acceptHooks()},
 		Redactor: a.redactor,
 		Log:      a.log.With("component", "hooks"),
 	})
@@ -73,10 +74,10 @@ func hooksPython(cfg *config.Config) string {
 	return ""
 }
 
-// hookEnviron is the environment directory hooks run with: the process's,
-// .env values under it, HERALD_HOME, and none of the secrets herald knows
-// (scrubEnviron).
-func hookEnviron(a *app) []string {
+// gatewayEnviron is the gateway's environment as a child would inherit
+// it: HERALD_HOME, the process's variables, then .env values not already
+// set (the process's win, as config.Load applies them).
+func gatewayEnviron(a *app) []string {
 	env := append([]string{"HERALD_HOME=" + a.home}, os.Environ()...)
 	keys := make([]string, 0, len(a.cfg.Env))
 	for k := range a.cfg.Env {
@@ -86,7 +87,32 @@ func hookEnviron(a *app) []string {
 	for _, k := range keys {
 		env = append(env, k+"="+a.cfg.Env[k])
 	}
-	return scrubEnviron(env, a.cfg.Secrets)
+	return env
+}
+
+// hookEnviron is the environment shell hooks run with: the gateway's,
+// minus every secret herald knows (scrubEnviron).
+func hookEnviron(a *app) []string {
+	return scrubEnviron(gatewayEnviron(a), a.cfg.Secrets)
+}
+
+// dirHookEnviron is the environment directory hooks run with: the
+// gateway's, whole, as a Hermes handler inside the gateway's process sees
+// it. They are code the operator installed and approved, trusted as a Go
+// plugin is (DirOptions.Home adds HERMES_HOME).
+func dirHookEnviron(a *app) []string {
+	env := gatewayEnviron(a)
+	seen := make(map[string]bool, len(env))
+	out := env[:0]
+	for _, kv := range env {
+		k, _, _ := strings.Cut(kv, "=")
+		if k == "" || seen[k] {
+			continue
+		}
+		seen[k] = true
+		out = append(out, kv)
+	}
+	return out
 }
 
 func listDirHooks(ctx context.Context, e *env, a *app) error {

@@ -373,9 +373,17 @@ type DirOptions struct {
 	// Python is the interpreter for handler.py (hooks.python in config);
 	// "" looks up python3 on PATH.
 	Python string
-	// Environ is the environment every hook gets: the gateway's, with the
-	// secrets herald knows already removed.
+	// Environ is the environment every hook gets: the gateway's, whole.
+	// A directory hook is code the operator installed and approved, as
+	// trusted as a Go plugin, and a Hermes handler runs inside the
+	// gateway's own process and sees all of it.
 	Environ []string
+	// Home is the herald home. It is set as HERALD_HOME and, for handlers
+	// written for Hermes, HERMES_HOME ("" leaves both as Environ has them).
+	Home string
+	// WorkDir is the working directory of handler.py workers ("": the
+	// gateway's own, which is what an in-process Hermes handler sees).
+	WorkDir string
 	// Lookup gives the value of a variable a HOOK.yaml names under env:
 	// (secrets included: the hook asked for it by name).
 	Lookup func(name string) (string, bool)
@@ -644,7 +652,7 @@ func (d *DirHooks) loadLocked(h DirHook, fp, python string) {
 	switch h.Kind {
 	case "python":
 		l.worker = newPyWorker(h, python, env, d.log, d.o.MinBackoff, d.o.MaxBackoff)
-		l.worker.red = d.o.Redactor
+		l.worker.red, l.worker.dir = d.o.Redactor, d.o.WorkDir
 		d.wg.Add(1)
 		go func() {
 			defer d.wg.Done()
@@ -721,10 +729,15 @@ func (d *DirHooks) python() (string, error) {
 	return p, nil
 }
 
-// environ is the environment one hook runs with: the gateway's (secrets
-// removed), plus what its HOOK.yaml asks for under env:.
+// environ is the environment one hook runs with: the gateway's, the
+// herald home as HERALD_HOME and HERMES_HOME, then what its HOOK.yaml asks
+// for under env:.
 func (d *DirHooks) environ(h DirHook) []string {
 	env := slices.Clone(d.o.Environ)
+	if d.o.Home != "" {
+		env = setEnv(env, "HERALD_HOME", d.o.Home)
+		env = setEnv(env, "HERMES_HOME", d.o.Home)
+	}
 	if len(h.Env) == 0 {
 		return env
 	}
