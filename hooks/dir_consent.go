@@ -1,9 +1,9 @@
 package hooks
 
 // Consent for directory hooks. A hook directory is code that runs inside
-// the gateway's trust (it may ask for secrets under env:), so, like a
-// shell hook, it runs only once the operator has approved its exact
-// contents. Approvals live in their own file beside Hermes' shell-hook
+// the gateway's trust (it sees the gateway's whole environment, secrets
+// included), so it runs only once the operator has approved its exact
+// contents with `herald hooks allow`. Approvals live in their own file beside Hermes' shell-hook
 // allowlist, in the same format: event "hook_dir", the directory as the
 // command, and the SHA-256 of the directory's contents.
 
