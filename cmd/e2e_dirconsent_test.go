@@ -58,3 +58,28 @@ func TestDirectoryHookNeedsConsent(t *testing.T) {
 		t.Fatalf("hooks list: %d\n%s", code, out)
 	}
 }
+
+// The accept switches approve shell hooks, never a directory hook: it
+// would see every secret of the gateway. The refusal says so.
+func TestAcceptSwitchDoesNotApproveDirectoryHooks(t *testing.T) {
+	home := t.TempDir()
+	ran := filepath.Join(home, "ran")
+	writeFiles(t, filepath.Join(home, "hooks", "zz"), map[string]string{
+		"HOOK.yaml": "name: zz\nevents: [agent:start]\n",
+		"handler":   "#!/bin/sh\ncat >/dev/null\ntouch " + ran + "\n",
+	})
+	g := cmdtest.Start(t, cmdtest.Options{Home: home, Args: []string{"--accept-hooks"}, Env: map[string]string{"HERMES_ACCEPT_HOOKS": "1"}})
+	g.WaitLog(t, "Skipping zz: the hook directory is new", 30*time.Second)
+	if !strings.Contains(g.Log(), "approves shell hooks only") {
+		t.Fatalf("the refusal does not say why the switch did not approve it:\n%s", g.Log())
+	}
+	if r := g.Say(t, "c1", "hello"); r.Status != "done" {
+		t.Fatalf("reply %+v", r)
+	}
+	if _, err := os.Stat(ran); err == nil {
+		t.Fatal("a directory hook approved by no one ran")
+	}
+	if b, _ := os.ReadFile(filepath.Join(home, "hook-dirs-allowlist.json")); strings.Contains(string(b), "zz") {
+		t.Fatalf("the switch recorded an approval: %s", b)
+	}
+}

@@ -91,7 +91,7 @@ func waitFile(t *testing.T, path string, want ...string) string {
 func TestDirectoryHooksEndToEnd(t *testing.T) {
 	home, userHome := t.TempDir(), t.TempDir()
 	t.Setenv("HOME", userHome)                     // the seed handler logs under Path.home()
-	t.Setenv("MY_SERVICE_TOKEN", "tok-0123456789") // a secret hooks must not see
+	t.Setenv("MY_SERVICE_TOKEN", "tok-0123456789") // a directory hook sees it, as a Hermes handler would
 	hd := filepath.Join(home, "hooks")
 	writeFiles(t, filepath.Join(hd, "command-logger"), map[string]string{"HOOK.yaml": seedCommandLoggerYAML, "handler.py": seedCommandLoggerPy})
 	writeFiles(t, filepath.Join(hd, "agent-watch"), map[string]string{
@@ -152,8 +152,10 @@ env > "$HERALD_HOME/agent-watch.env"
 		t.Fatalf("events %q", names)
 	}
 	env := waitFile(t, filepath.Join(home, "agent-watch.env"), "HERALD_HOME=")
-	if strings.Contains(env, "MY_SERVICE_TOKEN") || strings.Contains(env, "tok-0123456789") {
-		t.Fatal("a secret reached a hook's environment")
+	for _, want := range []string{"HERALD_HOME=" + home + "\n", "HERMES_HOME=" + home + "\n", "MY_SERVICE_TOKEN=tok-0123456789\n"} {
+		if !strings.Contains(env, want) {
+			t.Errorf("a directory hook's environment lacks %q (it is the gateway's, whole):\n%s", want, env)
+		}
 	}
 	if !strings.Contains(env, "ALERT_WEBHOOK_SECRET=whsec-abcdef123456") {
 		t.Fatalf("env: did not pass the named variable:\n%s", env)

@@ -8,6 +8,7 @@ import (
 	"context"
 	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"sort"
 	"strings"
@@ -27,7 +28,8 @@ func startDirHooks(ctx context.Context, a *app, _ *gatewayParts) (func(), error)
 	d := hooks.NewDirHooks(a.hooks, hooks.DirOptions{
 		Root:    filepath.Join(a.home, "hooks"),
 		Python:  hooksPython(a.cfg),
-		Environ: hookEnviron(a),
+		Environ: dirHookEnviron(a),
+		Home:    a.home,
 		Lookup: func(name string) (string, bool) {
 			if v := a.e.getenv(name); v != "" {
 				return v, true
@@ -38,7 +40,7 @@ func startDirHooks(ctx context.Context, a *app, _ *gatewayParts) (func(), error)
 			v, ok := os.LookupEnv(name)
 			return v, ok
 		},
-		Consent:  &hooks.DirConsent{List: a.dirAllowlist(), Accept: a.acceptHooks()},
+		Consent:  &hooks.DirConsent{List: a.dirAllowlist(), AcceptSwitch: a.acceptHooks()},
 		Redactor: a.redactor,
 		Log:      a.log.With("component", "hooks"),
 	})
@@ -73,10 +75,10 @@ func hooksPython(cfg *config.Config) string {
 	return ""
 }
 
-// hookEnviron is the environment directory hooks run with: the process's,
-// .env values under it, HERALD_HOME, and none of the secrets herald knows
-// (scrubEnviron).
-func hookEnviron(a *app) []string {
+// gatewayEnviron is the gateway's environment as a child would inherit
+// it: HERALD_HOME, the process's variables, then .env values not already
+// set (the process's win, as config.Load applies them).
+func gatewayEnviron(a *app) []string {
 	env := append([]string{"HERALD_HOME=" + a.home}, os.Environ()...)
 	keys := make([]string, 0, len(a.cfg.Env))
 	for k := range a.cfg.Env {
@@ -86,7 +88,32 @@ func hookEnviron(a *app) []string {
 	for _, k := range keys {
 		env = append(env, k+"="+a.cfg.Env[k])
 	}
-	return scrubEnviron(env, a.cfg.Secrets)
+	return env
+}
+
+// hookEnviron is the environment shell hooks run with: the gateway's,
+// minus every secret herald knows (scrubEnviron).
+func hookEnviron(a *app) []string {
+	return scrubEnviron(gatewayEnviron(a), a.cfg.Secrets)
+}
+
+// dirHookEnviron is the environment directory hooks run with: the
+// gateway's, whole, as a Hermes handler inside the gateway's process sees
+// it. They are code the operator installed and approved, trusted as a Go
+// plugin is (DirOptions.Home adds HERMES_HOME).
+func dirHookEnviron(a *app) []string {
+	env := gatewayEnviron(a)
+	seen := make(map[string]bool, len(env))
+	out := env[:0]
+	for _, kv := range env {
+		k, _, _ := strings.Cut(kv, "=")
+		if k == "" || seen[k] {
+			continue
+		}
+		seen[k] = true
+		out = append(out, kv)
+	}
+	return out
 }
 
 func listDirHooks(ctx context.Context, e *env, a *app) error {
@@ -113,11 +140,7 @@ func listDirHooks(ctx context.Context, e *env, a *app) error {
 			}
 			for _, ev := range h.Events {
 				if !hooks.Known(ev) {
-					msg := fmt.Sprintf("    ⚠ unknown event %q", ev)
-					if s := hooks.Suggest(ev); s != "" {
-						msg += fmt.Sprintf(" (did you mean %q?)", s)
-					}
-					fmt.Fprintln(e.stdout, msg)
+					fmt.Fprintf(e.stdout, "    ⚠ %s\n", unknownEvent(ev))
 				}
 			}
 		}
@@ -126,6 +149,114 @@ func listDirHooks(ctx context.Context, e *env, a *app) error {
 		fmt.Fprintf(e.stdout, "  ⚠ %s\n", d.Msg)
 	}
 	return nil
+}
+
+// unknownEvent says that ev is not in the catalogue, with a suggestion.
+func unknownEvent(ev string) string {
+	msg := fmt.Sprintf("unknown event %q", ev)
+	if s := hooks.Suggest(ev); s != "" {
+		msg += fmt.Sprintf(" (did you mean %q?)", s)
+	}
+	return msg
+}
+
+// doctorDirHooks is the directory-hook part of `herald hooks doctor`:
+// for each directory under $HERALD_HOME/hooks, its HOOK.yaml (each
+// problem with file:line), its events, its handler, Python for a
+// handler.py, and its consent. Nothing is run but `python3 --version`.
+// It returns the number of issues and whether any hook directory exists.
+func doctorDirHooks(ctx context.Context, e *env, a *app) (problems int, any bool) {
+	root := filepath.Join(a.home, "hooks")
+	entries, err := os.ReadDir(root)
+	var dirs []string
+	for _, en := range entries {
+		if st, err := os.Stat(filepath.Join(root, en.Name())); err == nil && st.IsDir() {
+			dirs = append(dirs, filepath.Join(root, en.Name()))
+		}
+	}
+	switch {
+	case err != nil && !os.IsNotExist(err):
+		fmt.Fprintf(e.stdout, "✗ cannot read %s: %v\n", root, err)
+		return 1, true
+	case len(dirs) == 0:
+		fmt.Fprintf(e.stdout, "No directory hooks in %s.\n", root)
+		return 0, false
+	}
+	fmt.Fprintf(e.stdout, "Directory hooks in %s (%d):\n", root, len(dirs))
+	list := a.dirAllowlist()
+	py := pythonCheck(ctx, hooksPython(a.cfg))
+	for _, dir := range dirs {
+		base := filepath.Base(dir)
+		h, diags, ok := hooks.ReadHookDir(dir)
+		name := base
+		if ok && h.Name != base {
+			name = h.Name + " (" + base + ")"
+		}
+		fmt.Fprintf(e.stdout, "%s [directory hook]\n", name)
+		for _, d := range diags {
+			mark := "⚠"
+			if d.Skipped {
+				mark = "✗"
+			}
+			fmt.Fprintf(e.stdout, "  %s %s: %s\n", mark, d.Where(), d.Reason)
+			problems++
+		}
+		if !ok {
+			fmt.Fprintln(e.stdout, "  ℹ not loaded, so consent is not checked")
+			continue
+		}
+		fmt.Fprintf(e.stdout, "  ✓ HOOK.yaml: events %s\n", strings.Join(h.Events, ", "))
+		for _, ev := range h.Events {
+			if !hooks.Known(ev) {
+				fmt.Fprintf(e.stdout, "  ⚠ %s\n", unknownEvent(ev))
+				problems++
+			}
+		}
+		if h.Kind == "python" {
+			fmt.Fprintln(e.stdout, "  ✓ handler.py (python worker)")
+			if py.err != nil {
+				fmt.Fprintf(e.stdout, "  ✗ %v\n", py.err)
+				problems++
+			} else {
+				fmt.Fprintf(e.stdout, "  ✓ python: %s (%s)\n", py.path, py.version)
+			}
+		} else {
+			fmt.Fprintf(e.stdout, "  ✓ executable: %s\n", strings.Join(h.Argv, " "))
+		}
+		switch approved, changed := list.DirApproved(dir); {
+		case approved:
+			fmt.Fprintln(e.stdout, "  ✓ approved, code unchanged since approval")
+		case changed:
+			fmt.Fprintf(e.stdout, "  ✗ changed since it was approved: not loaded; review it, then: herald hooks allow %s\n", base)
+			problems++
+		default:
+			fmt.Fprintf(e.stdout, "  ✗ not approved: not loaded (herald hooks allow %s)\n", base)
+			problems++
+		}
+	}
+	return problems, true
+}
+
+// pythonFound is the interpreter handler.py hooks would get.
+type pythonFound struct {
+	path, version string
+	err           error
+}
+
+// pythonCheck finds the interpreter and runs it once, so that one that
+// is on PATH but cannot start (a broken virtualenv) is reported.
+func pythonCheck(ctx context.Context, configured string) pythonFound {
+	p, err := hooks.FindPython(configured)
+	if err != nil {
+		return pythonFound{err: err}
+	}
+	ctx, cancel := context.WithTimeout(ctx, 30*time.Second)
+	defer cancel()
+	out, err := exec.CommandContext(ctx, p, "--version").CombinedOutput()
+	if err != nil {
+		return pythonFound{path: p, err: fmt.Errorf("python %s does not run: %v (%s)", p, err, strings.TrimSpace(string(out)))}
+	}
+	return pythonFound{path: p, version: strings.TrimSpace(string(out))}
 }
 
 // dirAllowlist is the consent file for directory hooks.

@@ -333,7 +333,6 @@ func hooksDoctor(ctx context.Context, e *env, args []string) error {
 	specs := a.shellSpecs(false)
 	if len(specs) == 0 {
 		fmt.Fprintln(e.stdout, "No shell hooks configured in config.yaml.")
-		return nil
 	}
 	list, runner := hooks.Approvals(a.allowlist().Load()), a.shellRunner()
 	problems := 0
@@ -357,8 +356,8 @@ func hooksDoctor(ctx context.Context, e *env, args []string) error {
 			fmt.Fprintf(e.stdout, "  ✗ not allowlisted (herald hooks allow %s %q)\n", s.Event, s.Command)
 			problems++
 		case entry.ScriptSHA256 == "":
-			fmt.Fprintln(e.stdout, "  ⚠ approved without a script hash (a Hermes entry): approve again to bind it to the script")
-			problems++
+			// Hermes writes entries without one; not a problem
+			fmt.Fprintf(e.stdout, "  ✓ allowlisted, hash not yet recorded (a Hermes entry; herald hooks allow %s %q records it)\n", s.Event, s.Command)
 		case entry.ScriptSHA256 != hooks.ScriptHash(s.Command):
 			fmt.Fprintln(e.stdout, "  ⚠ script modified since approval")
 			problems++
@@ -387,11 +386,17 @@ func hooksDoctor(ctx context.Context, e *env, args []string) error {
 			fmt.Fprintf(e.stdout, "  ✓ smoke test: valid JSON in %.3fs\n", res.Elapsed.Seconds())
 		}
 	}
-	if problems > 0 {
+	dirProblems, dirs := doctorDirHooks(ctx, e, a)
+	if problems += dirProblems; problems > 0 {
 		fmt.Fprintf(e.stdout, "%d issue(s) found.\n", problems)
 		return &exitError{code: 1}
 	}
-	fmt.Fprintln(e.stdout, "All shell hooks look healthy.")
+	if len(specs) > 0 {
+		fmt.Fprintln(e.stdout, "All shell hooks look healthy.")
+	}
+	if dirs {
+		fmt.Fprintln(e.stdout, "All directory hooks look healthy.")
+	}
 	return nil
 }
 

@@ -15,6 +15,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"slices"
 	"sort"
 	"strconv"
@@ -54,12 +55,30 @@ type DirHook struct {
 // gateway: the directory is skipped (or loaded without the bad part).
 type DirDiagnostic struct {
 	Dir string
+	// Msg is the log line, naming the hook.
 	Msg string
+	// Reason is the problem alone; Line, when not 0, is where in
+	// HOOK.yaml it is.
+	Reason string
+	Line   int
 	// Skipped is set when the directory is not loaded at all.
 	Skipped bool
 }
 
 func (d DirDiagnostic) String() string { return d.Msg }
+
+// Where is the file, and line, the problem is in: "<dir>/HOOK.yaml:3",
+// else the directory.
+func (d DirDiagnostic) Where() string {
+	if d.Line > 0 {
+		return fmt.Sprintf("%s:%d", filepath.Join(d.Dir, "HOOK.yaml"), d.Line)
+	}
+	return d.Dir
+}
+
+// yamlLine splits yaml's "yaml: line 3: did not find …" into the line
+// and the rest.
+var yamlLine = regexp.MustCompile(`^yaml: line (\d+): (.*)$`)
 
 type manifest struct {
 	Name        *string   `yaml:"name"`
@@ -97,42 +116,57 @@ func DiscoverDir(root string) ([]DirHook, []DirDiagnostic) {
 	return hooks, diags
 }
 
+// ReadHookDir reads one hook directory as the gateway would, running
+// nothing: the hook, what is wrong with it, and whether it loads.
+func ReadHookDir(dir string) (DirHook, []DirDiagnostic, bool) { return readHookDir(dir) }
+
 // readHookDir reads one hook directory.
 func readHookDir(dir string) (DirHook, []DirDiagnostic, bool) {
-	base := filepath.Base(dir)
+	h := DirHook{Name: filepath.Base(dir), Dir: dir}
 	var diags []DirDiagnostic
-	skip := func(format string, a ...any) (DirHook, []DirDiagnostic, bool) {
-		diags = append(diags, DirDiagnostic{Dir: dir, Msg: fmt.Sprintf(format, a...), Skipped: true})
-		return DirHook{}, diags, false
+	// diag records a problem: the log line is head, the reason, the line
+	// in HOOK.yaml if known, then tail.
+	diag := func(skipped bool, line int, head, tail, reason string) {
+		msg := "[hooks] " + head + reason
+		if line > 0 {
+			msg += fmt.Sprintf(" (HOOK.yaml line %d)", line)
+		}
+		diags = append(diags, DirDiagnostic{Dir: dir, Msg: msg + tail, Reason: reason, Line: line, Skipped: skipped})
 	}
-	note := func(format string, a ...any) {
-		diags = append(diags, DirDiagnostic{Dir: dir, Msg: fmt.Sprintf(format, a...)})
+	skip := func(line int, format string, a ...any) (DirHook, []DirDiagnostic, bool) {
+		diag(true, line, "Skipping "+h.Name+": ", "", fmt.Sprintf(format, a...))
+		return DirHook{}, diags, false
 	}
 	b, err := readManifest(filepath.Join(dir, "HOOK.yaml"))
 	if err != nil {
 		if errors.Is(err, fs.ErrNotExist) {
-			return skip("[hooks] Skipping %s: no HOOK.yaml", base)
+			return skip(0, "no HOOK.yaml")
 		}
-		return skip("[hooks] Error loading hook %s: %v", base, err)
+		diag(true, 0, "Error loading hook "+h.Name+": ", "", err.Error())
+		return DirHook{}, diags, false
 	}
 	var m manifest
 	if err := yaml.Unmarshal(b, &m); err != nil {
-		return skip("[hooks] Skipping %s: invalid HOOK.yaml: %v", base, err)
+		if sm := yamlLine.FindStringSubmatch(err.Error()); sm != nil {
+			line, _ := strconv.Atoi(sm[1])
+			return skip(line, "invalid HOOK.yaml: %s", sm[2])
+		}
+		return skip(0, "invalid HOOK.yaml: %v", err)
 	}
 	var probe any
 	if yaml.Unmarshal(b, &probe) != nil || probe == nil {
-		return skip("[hooks] Skipping %s: invalid HOOK.yaml", base)
+		return skip(0, "invalid HOOK.yaml")
 	}
 	if _, ok := probe.(map[string]any); !ok {
-		return skip("[hooks] Skipping %s: invalid HOOK.yaml (not a mapping)", base)
+		return skip(0, "invalid HOOK.yaml (not a mapping)")
 	}
-	h := DirHook{Name: base, Description: m.Description, Dir: dir}
+	h.Description = m.Description
 	if m.Name != nil && strings.TrimSpace(*m.Name) != "" {
 		h.Name = strings.TrimSpace(*m.Name)
 	}
 	events, err := stringList(&m.Events)
 	if err != nil {
-		return skip("[hooks] Skipping %s: events: %v (HOOK.yaml line %d)", h.Name, err, m.Events.Line)
+		return skip(m.Events.Line, "events: %v", err)
 	}
 	for _, e := range events {
 		if e = strings.TrimSpace(e); e != "" {
@@ -140,15 +174,15 @@ func readHookDir(dir string) (DirHook, []DirDiagnostic, bool) {
 		}
 	}
 	if len(h.Events) == 0 {
-		return skip("[hooks] Skipping %s: no events declared", h.Name)
+		return skip(m.Events.Line, "no events declared")
 	}
 	if h.Env, err = envSpec(&m.Env); err != nil {
-		note("[hooks] %s: env: %v (HOOK.yaml line %d); ignored", h.Name, err, m.Env.Line)
+		diag(false, m.Env.Line, h.Name+": ", "; ignored", fmt.Sprintf("env: %v", err))
 	}
 	if m.Timeout.Kind != 0 {
 		d, err := parseTimeout(m.Timeout.Value)
 		if err != nil || m.Timeout.Kind != yaml.ScalarNode {
-			note("[hooks] %s: timeout %q is not a number of seconds or a duration (HOOK.yaml line %d); using the default", h.Name, m.Timeout.Value, m.Timeout.Line)
+			diag(false, m.Timeout.Line, h.Name+": ", "; using the default", fmt.Sprintf("timeout %q is not a number of seconds or a duration", m.Timeout.Value))
 		} else {
 			h.Timeout = d
 		}
@@ -157,11 +191,11 @@ func readHookDir(dir string) (DirHook, []DirDiagnostic, bool) {
 	if m.Command.Kind != 0 {
 		argv, err := commandArgv(&m.Command)
 		if err != nil {
-			return skip("[hooks] Skipping %s: command: %v (HOOK.yaml line %d)", h.Name, err, m.Command.Line)
+			return skip(m.Command.Line, "command: %v", err)
 		}
 		argv[0], err = resolveExecutable(dir, argv[0])
 		if err != nil {
-			return skip("[hooks] Skipping %s: command: %v", h.Name, err)
+			return skip(m.Command.Line, "command: %v", err)
 		}
 		h.Kind, h.Argv = "exec", argv
 		return h, diags, true
@@ -188,9 +222,9 @@ func readHookDir(dir string) (DirHook, []DirDiagnostic, bool) {
 		return h, diags, true
 	}
 	if len(notExec) > 0 {
-		return skip("[hooks] Skipping %s: %s is not executable (chmod +x it, or name it in HOOK.yaml's command:)", h.Name, strings.Join(notExec, ", "))
+		return skip(0, "%s is not executable (chmod +x it, or name it in HOOK.yaml's command:)", strings.Join(notExec, ", "))
 	}
-	return skip("[hooks] Skipping %s: no handler.py, no executable handler and no command: in HOOK.yaml", h.Name)
+	return skip(0, "no handler.py, no executable handler and no command: in HOOK.yaml")
 }
 
 // maxManifest bounds a HOOK.yaml; a real one is a few lines.
@@ -373,9 +407,17 @@ type DirOptions struct {
 	// Python is the interpreter for handler.py (hooks.python in config);
 	// "" looks up python3 on PATH.
 	Python string
-	// Environ is the environment every hook gets: the gateway's, with the
-	// secrets herald knows already removed.
+	// Environ is the environment every hook gets: the gateway's, whole.
+	// A directory hook is code the operator installed and approved, as
+	// trusted as a Go plugin, and a Hermes handler runs inside the
+	// gateway's own process and sees all of it.
 	Environ []string
+	// Home is the herald home. It is set as HERALD_HOME and, for handlers
+	// written for Hermes, HERMES_HOME ("" leaves both as Environ has them).
+	Home string
+	// WorkDir is the working directory of handler.py workers ("": the
+	// gateway's own, which is what an in-process Hermes handler sees).
+	WorkDir string
 	// Lookup gives the value of a variable a HOOK.yaml names under env:
 	// (secrets included: the hook asked for it by name).
 	Lookup func(name string) (string, bool)
@@ -644,7 +686,7 @@ func (d *DirHooks) loadLocked(h DirHook, fp, python string) {
 	switch h.Kind {
 	case "python":
 		l.worker = newPyWorker(h, python, env, d.log, d.o.MinBackoff, d.o.MaxBackoff)
-		l.worker.red = d.o.Redactor
+		l.worker.red, l.worker.dir = d.o.Redactor, d.o.WorkDir
 		d.wg.Add(1)
 		go func() {
 			defer d.wg.Done()
@@ -706,11 +748,15 @@ func (d *DirHooks) Stop(ctx context.Context) {
 }
 
 // python finds the interpreter for handler.py hooks.
-func (d *DirHooks) python() (string, error) {
-	if d.o.Python != "" {
-		p, err := exec.LookPath(d.o.Python)
+func (d *DirHooks) python() (string, error) { return FindPython(d.o.Python) }
+
+// FindPython finds the interpreter for handler.py hooks: configured
+// (hooks.python in config.yaml) if set, else python3 on PATH.
+func FindPython(configured string) (string, error) {
+	if configured != "" {
+		p, err := exec.LookPath(configured)
 		if err != nil {
-			return "", fmt.Errorf("hooks.python %q cannot be run: %v", d.o.Python, err)
+			return "", fmt.Errorf("hooks.python %q cannot be run: %v", configured, err)
 		}
 		return p, nil
 	}
@@ -721,10 +767,15 @@ func (d *DirHooks) python() (string, error) {
 	return p, nil
 }
 
-// environ is the environment one hook runs with: the gateway's (secrets
-// removed), plus what its HOOK.yaml asks for under env:.
+// environ is the environment one hook runs with: the gateway's, the
+// herald home as HERALD_HOME and HERMES_HOME, then what its HOOK.yaml asks
+// for under env:.
 func (d *DirHooks) environ(h DirHook) []string {
 	env := slices.Clone(d.o.Environ)
+	if d.o.Home != "" {
+		env = setEnv(env, "HERALD_HOME", d.o.Home)
+		env = setEnv(env, "HERMES_HOME", d.o.Home)
+	}
 	if len(h.Env) == 0 {
 		return env
 	}

@@ -1,9 +1,9 @@
 package hooks
 
 // Consent for directory hooks. A hook directory is code that runs inside
-// the gateway's trust (it may ask for secrets under env:), so, like a
-// shell hook, it runs only once the operator has approved its exact
-// contents. Approvals live in their own file beside Hermes' shell-hook
+// the gateway's trust (it sees the gateway's whole environment, secrets
+// included), so it runs only once the operator has approved its exact
+// contents with `herald hooks allow`. Approvals live in their own file beside Hermes' shell-hook
 // allowlist, in the same format: event "hook_dir", the directory as the
 // command, and the SHA-256 of the directory's contents.
 
@@ -106,12 +106,18 @@ func DirHash(dir string) (string, error) {
 	return hex.EncodeToString(sum.Sum(nil)), nil
 }
 
-// DirConsent decides whether a hook directory may be loaded.
+// DirConsent decides whether a hook directory may be loaded. Only an
+// approval of its exact contents (`herald hooks allow <name>`) lets it
+// load: a directory hook gets the gateway's whole environment, so the
+// accept switches that approve shell hooks (--accept-hooks,
+// HERMES_ACCEPT_HOOKS, hooks_auto_accept) do not approve it — set once in
+// a service's environment, they would approve whatever later appears in
+// the hooks directory.
 type DirConsent struct {
 	List Allowlist
-	// Accept approves whatever is found (--accept-hooks,
-	// HERALD_ACCEPT_HOOKS, hooks_auto_accept), recording each approval.
-	Accept bool
+	// AcceptSwitch says an accept switch is on, so that a refusal can say
+	// it does not cover directory hooks.
+	AcceptSwitch bool
 }
 
 // DirVerdict is what DirConsent.Check decided.
@@ -119,13 +125,12 @@ type DirVerdict struct {
 	OK bool
 	// Hash is the directory's hash now.
 	Hash string
-	// Msg says why a hook is refused, or that it was accepted by the
-	// accept-all switch; "" when an approval simply matched.
+	// Msg says why a hook is refused; "" when an approval matched.
 	Msg string
 }
 
 // Check looks up the approval of h's directory. Without one (or with one
-// for other contents), the hook is refused unless Accept is set.
+// for other contents), the hook is refused.
 func (c *DirConsent) Check(h DirHook) DirVerdict {
 	if abs, err := filepath.Abs(h.Dir); err == nil {
 		h.Dir = abs
@@ -140,23 +145,14 @@ func (c *DirConsent) Check(h DirHook) DirVerdict {
 		v.OK = true
 		return v
 	}
-	if c.Accept {
-		if err := c.List.ApproveHash(dirConsentEvent, h.Dir, hash); err != nil {
-			v.OK, v.Msg = true, fmt.Sprintf("[hooks] %s accepted by the accept-hooks switch, but the approval could not be saved (%v); it holds for this run only", h.Name, err)
-			return v
-		}
-		what := "new"
-		if found {
-			what = "changed"
-		}
-		v.OK, v.Msg = true, fmt.Sprintf("[hooks] %s hook %s accepted by the accept-hooks switch and its contents recorded", what, h.Name)
-		return v
-	}
 	why := "is new"
 	if found {
 		why = "changed since it was approved"
 	}
 	v.Msg = fmt.Sprintf("[hooks] Skipping %s: the hook directory %s, so it does not run%s; review it, then approve it with `herald hooks allow %s`", h.Name, why, envNote(h), h.Dir)
+	if c.AcceptSwitch {
+		v.Msg += " (the accept-hooks switch approves shell hooks only: a directory hook sees every secret of the gateway)"
+	}
 	return v
 }
 

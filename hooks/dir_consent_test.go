@@ -68,13 +68,20 @@ func TestDirConsent(t *testing.T) {
 		}
 	}
 
-	// The accept-all switch approves and records, and says so.
-	acc := &DirConsent{List: list, Accept: true}
-	if v := acc.Check(h); !v.OK || !strings.Contains(v.Msg, "accepted") {
-		t.Fatalf("accept: %+v", v)
+	// The accept switch approves shell hooks only: a changed directory
+	// hook stays refused, the refusal says why, and nothing is recorded.
+	acc := &DirConsent{List: list, AcceptSwitch: true}
+	if v := acc.Check(h); v.OK || !strings.Contains(v.Msg, "changed since it was approved") || !strings.Contains(v.Msg, "approves shell hooks only") {
+		t.Fatalf("accept switch on a changed hook: %+v", v)
+	}
+	if v := c.Check(h); v.OK {
+		t.Fatalf("the accept switch recorded an approval: %+v", v)
+	}
+	if _, err := list.ApproveDir(dir); err != nil {
+		t.Fatal(err)
 	}
 	if v := c.Check(h); !v.OK {
-		t.Fatalf("after accept, the approval was not recorded: %+v", v)
+		t.Fatalf("approved again: %+v", v)
 	}
 	if n, err := list.RevokeDir(dir); err != nil || n != 1 {
 		t.Fatalf("RevokeDir = %d, %v", n, err)

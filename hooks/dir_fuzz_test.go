@@ -1,6 +1,7 @@
 package hooks
 
 import (
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -34,6 +35,10 @@ func FuzzHookYAML(f *testing.F) {
 		for _, d := range diags {
 			if d.Dir != dir || !strings.HasPrefix(d.Msg, "[hooks] ") {
 				t.Fatalf("diagnostic not naming its directory: %+v", d)
+			}
+			// doctor prints Where and Reason alone
+			if d.Reason == "" || !strings.Contains(d.Msg, d.Reason) || d.Line < 0 || (d.Line > 0) != strings.HasSuffix(d.Where(), fmt.Sprintf("HOOK.yaml:%d", d.Line)) {
+				t.Fatalf("diagnostic without its reason or place: %+v (where %s)", d, d.Where())
 			}
 		}
 		if !ok {

@@ -1,6 +1,7 @@
 package hooks
 
 import (
+	"encoding/json"
 	"os"
 	"path/filepath"
 	"strings"
@@ -259,5 +260,92 @@ def handle(e, c):
 	}
 	if got := cmdReply(t, reg, "status").Reply; got != "123:abc|None|yes" {
 		t.Fatalf("got %q", got)
+	}
+}
+
+// A handler sees what it would see inside Hermes' gateway: the gateway's
+// working directory, HERMES_HOME (and HERALD_HOME) set to the home, the
+// whole environment it is given; a module beside it is importable, one in
+// the working directory is not.
+func TestPythonWorkerSeesTheGateway(t *testing.T) {
+	needPython(t)
+	root, home := t.TempDir(), t.TempDir()
+	writeHook(t, root, "where", map[string]string{
+		"HOOK.yaml": yamlFor("where", "command:*"),
+		"helper.py": "WHO = 'helper beside handler.py'\n",
+		"handler.py": `
+import json, os
+import helper
+
+def handle(event_type, context):
+    return {"decision": "handled", "message": json.dumps({
+        "cwd": os.getcwd(), "hermes_home": os.getenv("HERMES_HOME"), "herald_home": os.getenv("HERALD_HOME"),
+        "token": os.getenv("MY_SERVICE_TOKEN"), "helper": helper.WHO})}
+`,
+	})
+	wd, err := os.Getwd()
+	if err != nil {
+		t.Fatal(err)
+	}
+	reg, _, lr := startDir(t, root, DirOptions{
+		Home:    home,
+		Environ: []string{"PATH=" + os.Getenv("PATH"), "HERMES_HOME=/somewhere/else", "MY_SERVICE_TOKEN=tok-0123456789"},
+	})
+	var got map[string]string
+	reply := cmdReply(t, reg, "status").Reply
+	if err := json.Unmarshal([]byte(reply), &got); err != nil {
+		t.Fatalf("reply %q: %v\nlog:\n%s", reply, err, lr)
+	}
+	want := map[string]string{"cwd": wd, "hermes_home": home, "herald_home": home, "token": "tok-0123456789", "helper": "helper beside handler.py"}
+	for k, v := range want {
+		if got[k] != v {
+			t.Errorf("%s = %q, want %q", k, got[k], v)
+		}
+	}
+}
+
+// A handler's logging calls keep their levels in herald's log, with the
+// hook's name; what it prints stays an INFO line of hook output.
+func TestPythonWorkerLoggingLevels(t *testing.T) {
+	needPython(t)
+	root := t.TempDir()
+	writeHook(t, root, "chatty", map[string]string{
+		"HOOK.yaml": yamlFor("chatty", "command:*"),
+		"handler.py": `
+import logging, sys
+log = logging.getLogger(__name__)
+logging.basicConfig(level=logging.WARNING, format="%(message)s")  # changes nothing, as in Hermes
+logging.info("imported at info")
+
+def handle(event_type, context):
+    logging.error("root error %d", 1)
+    log.warning("module warning")
+    log.info("module info")
+    log.debug("module debug")
+    try:
+        1 / 0
+    except ZeroDivisionError:
+        log.exception("it failed")
+    sys.stderr.write("plain stderr line\n")
+    return {"decision": "handled", "message": "ok"}
+`,
+	})
+	reg, _, lr := startDir(t, root, DirOptions{}) // its recorder keeps every level
+	if got := cmdReply(t, reg, "status"); got.Reply != "ok" {
+		t.Fatalf("got %+v\nlog:\n%s", got, lr)
+	}
+	for _, want := range [][]string{
+		{"INFO imported at info", "hook=chatty", "logger=root"},
+		{"ERROR root error 1", "hook=chatty", "logger=root"},
+		{"WARN module warning", "hook=chatty", "logger=hermes_hook_chatty"},
+		{"INFO module info", "hook=chatty"},
+		{"DEBUG module debug", "hook=chatty"},
+		{"ERROR it failed", "ZeroDivisionError", "hook=chatty"},
+		{"INFO [hooks] hook output", "line=plain stderr line", "hook=chatty"},
+	} {
+		lr.waitLog(t, want...)
+	}
+	if n := lr.count("hook output", "module"); n != 0 {
+		t.Fatalf("logging records also logged as output:\n%s", lr)
 	}
 }

@@ -44,8 +44,10 @@ type pyWorker struct {
 	env    []string
 	log    *slog.Logger
 	red    *herald.Redactor
-	minB   time.Duration
-	maxB   time.Duration
+	// dir is the working directory ("": the gateway's).
+	dir  string
+	minB time.Duration
+	maxB time.Duration
 
 	mu      sync.Mutex
 	proc    *pyProc       // the ready process, nil while (re)starting
@@ -71,7 +73,12 @@ type pyProc struct {
 }
 
 type pyReply struct {
-	Type      string          `json:"type"`
+	Type string `json:"type"`
+	// Level, Logger and Message make a "log" record: one call of the
+	// handler's Python logging.
+	Level     int             `json:"level"`
+	Logger    string          `json:"logger"`
+	Message   string          `json:"message"`
 	ID        *uint64         `json:"id"`
 	OK        bool            `json:"ok"`
 	Result    json.RawMessage `json:"result"`
@@ -161,8 +168,8 @@ func (w *pyWorker) runOnce(ctx context.Context) (fatal string, err error) {
 		respW.Close()
 		return "", err
 	}
-	cmd := exec.Command(w.python, "-u", "-c", pyWorkerSource, w.hook.Handler, w.hook.Name)
-	cmd.Dir = w.hook.Dir
+	cmd := exec.Command(w.python, "-u", "-c", pyWorkerSource, w.hook.Handler, w.hook.Name, strconv.Itoa(w.pythonLevel()))
+	cmd.Dir = w.dir
 	cmd.Env = w.env
 	cmd.Stdout, cmd.Stderr = outW, outW
 	cmd.ExtraFiles = []*os.File{reqR, respW} // fd 3, fd 4
@@ -213,7 +220,7 @@ func (w *pyWorker) runOnce(ctx context.Context) (fatal string, err error) {
 		}
 	}()
 
-	first, rerr := readReply(p.resp)
+	first, rerr := w.readReply(p.resp)
 	switch {
 	case rerr != nil:
 		// died during import without a word (a crash of the interpreter)
@@ -228,7 +235,7 @@ func (w *pyWorker) runOnce(ctx context.Context) (fatal string, err error) {
 	case first.Type == "ready":
 		w.setState(p, "")
 		for {
-			rep, err := readReply(p.resp)
+			rep, err := w.readReply(p.resp)
 			if err != nil {
 				break
 			}
@@ -278,19 +285,62 @@ func (w *pyWorker) runOnce(ctx context.Context) (fatal string, err error) {
 	return fatal, werr
 }
 
-func readReply(r *bufio.Reader) (pyReply, error) {
+// readReply returns the next message of the worker that is not a log
+// record; log records met on the way are logged.
+func (w *pyWorker) readReply(r *bufio.Reader) (pyReply, error) {
 	for {
 		line, err := r.ReadBytes('\n')
 		if len(bytes.TrimSpace(line)) > 0 {
 			var rep pyReply
 			if json.Unmarshal(line, &rep) == nil {
-				return rep, nil
+				if rep.Type != "log" {
+					return rep, nil
+				}
+				w.log.Log(context.Background(), slogLevel(rep.Level), rep.Message, "logger", rep.Logger)
 			}
 		}
 		if err != nil {
 			return pyReply{}, err
 		}
 	}
+}
+
+// Python's logging levels (logging.DEBUG … logging.ERROR).
+const (
+	pyDebug   = 10
+	pyInfo    = 20
+	pyWarning = 30
+	pyError   = 40
+)
+
+// slogLevel maps a Python logging level to herald's: a handler's
+// logging.error is an error in herald's log, CRITICAL too.
+func slogLevel(py int) slog.Level {
+	switch {
+	case py >= pyError:
+		return slog.LevelError
+	case py >= pyWarning:
+		return slog.LevelWarn
+	case py >= pyInfo:
+		return slog.LevelInfo
+	}
+	return slog.LevelDebug
+}
+
+// pythonLevel is the lowest Python logging level herald's log keeps, so
+// the worker forwards no record that would be dropped (as Hermes sets its
+// root logger to its configured level).
+func (w *pyWorker) pythonLevel() int {
+	ctx := context.Background()
+	for _, l := range []struct {
+		slog slog.Level
+		py   int
+	}{{slog.LevelDebug, pyDebug}, {slog.LevelInfo, pyInfo}, {slog.LevelWarn, pyWarning}} {
+		if w.log.Enabled(ctx, l.slog) {
+			return l.py
+		}
+	}
+	return pyError
 }
 
 // handle is the worker's registry Handler.

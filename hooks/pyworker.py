@@ -3,17 +3,33 @@
 # One worker per hook directory, alive for as long as the hook is loaded,
 # so the handler's module-level state survives between events.
 #
+# The handler sees what it would see inside Hermes' gateway: the
+# gateway's working directory and environment (HERMES_HOME is the herald
+# home), and a root logger whose records reach the gateway's log with
+# their levels. Its own directory is importable (a helper module beside
+# handler.py); the working directory is not.
+#
 # Protocol: requests arrive on fd 3, answers leave on fd 4, one JSON object
 # per line. fd 0 is /dev/null; fd 1 and fd 2 go to herald's log, so the
-# handler's own print() and logging output can never corrupt the protocol.
+# handler's own print() output can never corrupt the protocol.
 #
 #   herald → worker  {"id": n, "event_type": "...", "context": {...}}
 #   worker → herald  {"type": "ready"}                       after import
 #                    {"type": "fatal", "phase": "...", "error": "..."}   then exit
 #                    {"id": n, "ok": true, "result": <any>}
 #                    {"id": n, "ok": false, "error": "...", "traceback": "..."}
+#                    {"type": "log", "level": 40, "logger": "...", "message": "..."}
+#                                        a logging record, at any time
 #
-# argv: handler.py path, hook name.
+# argv: handler.py path, hook name, the lowest logging level herald keeps.
+
+import sys
+
+# First, before any other import: "-c" puts the working directory at the
+# head of sys.path, where a json.py of the gateway's would shadow the
+# standard library. The hook's own directory takes its place.
+if sys.path and sys.path[0] == "":
+    sys.path[0] = sys.argv[1].rpartition("/")[0] or "/"
 
 import asyncio
 import importlib.util
@@ -21,20 +37,45 @@ import inspect
 import json
 import logging
 import os
-import sys
+import threading
 import traceback
+
+# A handler may log from its own threads while an answer is written.
+_send_lock = threading.Lock()
 
 
 def _send(out, obj):
-    out.write(json.dumps(obj, ensure_ascii=False, default=str).encode("utf-8") + b"\n")
-    out.flush()
+    line = json.dumps(obj, ensure_ascii=False, default=str).encode("utf-8") + b"\n"
+    with _send_lock:
+        out.write(line)
+        out.flush()
+
+
+class _ToHerald(logging.Handler):
+    """Forwards each logging record to herald, level and all."""
+
+    def __init__(self, out):
+        super().__init__()
+        self._out = out
+
+    def emit(self, record):
+        try:
+            _send(self._out, {"type": "log", "level": record.levelno, "logger": record.name,
+                              "message": self.format(record)})
+        except Exception:
+            self.handleError(record)
 
 
 def main():
     path, name = sys.argv[1], sys.argv[2]
+    level = int(sys.argv[3]) if len(sys.argv) > 3 else logging.INFO
     inp = os.fdopen(3, "rb")
     out = os.fdopen(4, "wb")
-    logging.basicConfig(level=logging.INFO, stream=sys.stderr, format="%(levelname)s %(name)s: %(message)s")
+    # The root logger is configured, as Hermes' is, before the handler is
+    # imported: its logging.basicConfig() then changes nothing.
+    root = logging.getLogger()
+    root.addHandler(_ToHerald(out))
+    root.setLevel(level)
 
     mod_name = "hermes_hook_" + name
     try:

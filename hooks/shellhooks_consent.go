@@ -281,13 +281,27 @@ var ErrNotApproved = errors.New("shell hook not approved")
 
 // Check returns nil when the hook may run (recording new consent), and a
 // warning to log (possibly alongside a nil error).
+//
+// With Accept set (the operator said, once, to accept what is
+// configured), a script that changed since its approval is accepted too,
+// as Hermes runs it, and its new hash recorded; the warning names it. An
+// entry without a hash (written by Hermes) gets one the same way.
 func (c *Consent) Check(s *ShellSpec) (warning string, err error) {
 	if e, ok := c.List.Find(s.Event, s.Command); ok {
 		switch {
-		case e.ScriptSHA256 == "":
-			return fmt.Sprintf("shell hook %q for %s was approved without a script hash (a Hermes entry); run `herald hooks allow %s %q` to bind the approval to the script's contents", s.Command, s.Event, s.Event, s.Command), nil
 		case e.ScriptSHA256 == ScriptHash(s.Command):
 			return "", nil
+		case c.Accept:
+			what := "changed since it was approved"
+			if e.ScriptSHA256 == "" {
+				what = "was approved without a script hash (a Hermes entry)"
+			}
+			if err := c.List.Approve(s.Event, s.Command); err != nil {
+				return fmt.Sprintf("shell hook %q for %s %s: accepted by the accept-hooks switch, but the new approval could not be saved (%v); it holds for this run only", s.Command, s.Event, what, err), nil
+			}
+			return fmt.Sprintf("shell hook %q for %s %s: accepted by the accept-hooks switch, and the script's new hash recorded", s.Command, s.Event, what), nil
+		case e.ScriptSHA256 == "":
+			return fmt.Sprintf("shell hook %q for %s was approved without a script hash (a Hermes entry); run `herald hooks allow %s %q` to bind the approval to the script's contents", s.Command, s.Event, s.Event, s.Command), nil
 		default:
 			return fmt.Sprintf("shell hook %q for %s changed since it was approved, so it is not trusted; review it, then run `herald hooks allow %s %q`", s.Command, s.Event, s.Event, s.Command), ErrNotApproved
 		}

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -128,6 +129,51 @@ func TestConsentAcceptRecords(t *testing.T) {
 		if _, ok := e[k]; !ok {
 			t.Errorf("entry lacks %s: %s", k, b)
 		}
+	}
+}
+
+// A script changed since its approval stays refused, with today's
+// message, unless an accept switch is on: then it runs, its new hash is
+// recorded, and the warning names it. A Hermes entry without a hash is
+// bound to the script the same way.
+func TestConsentAcceptChangedScript(t *testing.T) {
+	dir := t.TempDir()
+	spec := ShellSpec{Event: PreToolCallHook, Command: writeScript(t, dir, "guard.sh", "echo '{}'\n")}
+	list := Allowlist{Path: filepath.Join(dir, AllowlistFile)}
+	if err := list.Approve(spec.Event, spec.Command); err != nil {
+		t.Fatal(err)
+	}
+	writeScript(t, dir, "guard.sh", "echo '{\"action\":\"block\",\"message\":\"edited\"}'\n")
+
+	warn, err := (&Consent{List: list}).Check(&spec)
+	if err != ErrNotApproved || !strings.Contains(warn, "changed since it was approved, so it is not trusted") || !strings.Contains(warn, "herald hooks allow") {
+		t.Fatalf("without the switch: %v, %q", err, warn)
+	}
+	if e, _ := list.Find(spec.Event, spec.Command); e.ScriptSHA256 == ScriptHash(spec.Command) {
+		t.Fatal("a refusal recorded the new hash")
+	}
+
+	warn, err = (&Consent{List: list, Accept: true}).Check(&spec)
+	if err != nil || !strings.Contains(warn, spec.Command) || !strings.Contains(warn, "changed since it was approved: accepted by the accept-hooks switch") {
+		t.Fatalf("with the switch: %v, %q", err, warn)
+	}
+	if e, _ := list.Find(spec.Event, spec.Command); e.ScriptSHA256 != ScriptHash(spec.Command) {
+		t.Fatalf("new hash not recorded: %+v", e)
+	}
+	if warn, err := (&Consent{List: list}).Check(&spec); err != nil || warn != "" {
+		t.Fatalf("after acceptance, without the switch: %v, %q", err, warn)
+	}
+
+	// a Hermes entry: no hash
+	os.WriteFile(list.Path, []byte(`{"approvals":[{"event":"pre_tool_call","command":`+strconv.Quote(spec.Command)+`,"approved_at":"2026-04-20T12:00:00Z","script_mtime_at_approval":null}]}`), 0o600)
+	if warn, err := (&Consent{List: list}).Check(&spec); err != nil || !strings.Contains(warn, "without a script hash") {
+		t.Fatalf("hashless entry: %v, %q", err, warn)
+	}
+	if warn, err := (&Consent{List: list, Accept: true}).Check(&spec); err != nil || !strings.Contains(warn, "hash recorded") {
+		t.Fatalf("hashless entry with the switch: %v, %q", err, warn)
+	}
+	if e, _ := list.Find(spec.Event, spec.Command); e.ScriptSHA256 != ScriptHash(spec.Command) {
+		t.Fatalf("hash not recorded for the Hermes entry: %+v", e)
 	}
 }
 
