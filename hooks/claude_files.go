@@ -13,6 +13,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 
 	"github.com/heraldgw/herald"
@@ -70,6 +71,10 @@ func LoadClaudeFile(f ClaudeFile) (specs []ShellSpec, warns []string, err error)
 	if err != nil {
 		return nil, nil, fmt.Errorf("%s: %w", f.Name, err)
 	}
+	return loadClaudeJSON(f, b)
+}
+
+func loadClaudeJSON(f ClaudeFile, b []byte) (specs []ShellSpec, warns []string, err error) {
 	root, err := parseJSONTree(b)
 	if err != nil {
 		return nil, nil, fmt.Errorf("%s: %w; its hooks are not loaded", f.Name, err)
@@ -156,8 +161,14 @@ func claudeEntry(h *jsonValue, where, event, claudeEvent, matcher string, pt Poi
 	if a := h.get("args"); a != nil && a.kind != 'z' {
 		return s, []string{where + ": the exec form (args) is not run by herald, only the shell form (command alone); skipped"}, false
 	}
-	if sh := h.get("shell"); sh != nil && sh.kind == 's' && sh.str != "" && sh.str != "bash" && sh.str != "sh" {
-		return s, []string{fmt.Sprintf("%s: shell %q is not available to herald's hooks; skipped", where, sh.str)}, false
+	if sh := h.get("shell"); sh != nil && sh.kind == 's' {
+		switch sh.str {
+		case "", "sh":
+		case "bash":
+			s.ShellProgram = "bash"
+		default:
+			return s, []string{fmt.Sprintf("%s: shell %q is not available to herald's hooks; skipped", where, sh.str)}, false
+		}
 	}
 	// matchers filter tool events by tool name; on SessionStart,
 	// SessionEnd and SubagentStop they filter on the payload, which
@@ -220,10 +231,16 @@ func (v *jsonValue) get(key string) *jsonValue {
 func parseJSONTree(b []byte) (*jsonValue, error) {
 	dec := json.NewDecoder(bytes.NewReader(b))
 	dec.UseNumber()
+	starts := []int{0} // where each line begins
+	for i, c := range b {
+		if c == '\n' {
+			starts = append(starts, i+1)
+		}
+	}
 	lineAt := func(off int64) (line, col int) {
-		off = min(max(off, 0), int64(len(b)))
-		line = 1 + bytes.Count(b[:off], []byte("\n"))
-		return line, int(off) - bytes.LastIndexByte(b[:off], '\n')
+		o := int(min(max(off, 0), int64(len(b))))
+		line, _ = slices.BinarySearch(starts, o+1) // lines starting at or before o
+		return line, o - starts[line-1] + 1
 	}
 	var walk func() (*jsonValue, error)
 	walk = func() (*jsonValue, error) {

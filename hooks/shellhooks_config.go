@@ -38,6 +38,9 @@ type ShellSpec struct {
 	// (SetProjectDir); Shell keeps it as written, for sh -c.
 	Command string
 	Shell   string
+	// ShellProgram runs a claude-dialect command: "" is /bin/sh, "bash"
+	// is bash from PATH (Claude Code's shell: bash).
+	ShellProgram string
 	// PluginRoot is the Claude Code plugin directory a hook came from
 	// (CLAUDE_PLUGIN_ROOT); ProjectDir is the gateway's working
 	// directory (CLAUDE_PROJECT_DIR), where claude-dialect hooks run.

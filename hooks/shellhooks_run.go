@@ -142,6 +142,9 @@ func (s *ShellSpec) Argv() ([]string, error) {
 		if cmd == "" {
 			cmd = s.Command
 		}
+		if s.ShellProgram != "" {
+			return []string{s.ShellProgram, "-c", cmd}, nil
+		}
 		return []string{"/bin/sh", "-c", cmd}, nil
 	}
 	return SplitCommand(s.Command)
