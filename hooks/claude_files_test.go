@@ -83,6 +83,7 @@ const pluginHooksJSON = `{
       {"matcher": "Edit|Write", "hooks": [{"type": "command", "command": "python3 ${CLAUDE_PLUGIN_ROOT}/hooks/fmt.py", "timeout": 900}]}
     ],
     "PostToolUseFailure": [{"hooks": [{"type": "command", "command": "echo failed"}]}],
+    "SessionStart": [{"matcher": "startup|resume|clear|compact", "hooks": [{"type": "command", "command": "echo every"}]}, {"matcher": "compact", "hooks": [{"type": "command", "command": "echo compact"}]}],
     "UserPromptSubmit": [{"matcher": "ignored", "hooks": [{"type": "command", "command": "date", "shell": "bash"}, {"type": "command", "command": "Get-Date", "shell": "powershell"}]}]
   }
 }
@@ -100,7 +101,7 @@ func TestLoadClaudeFile(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(specs) != 4 {
+	if len(specs) != 6 {
 		t.Fatalf("specs = %+v", specs)
 	}
 	g := specs[0]
@@ -115,21 +116,22 @@ func TestLoadClaudeFile(t *testing.T) {
 	if specs[2].Event != PostToolCallHook || specs[2].ClaudeEvent != "PostToolUseFailure" {
 		t.Fatalf("failure spec = %+v", specs[2])
 	}
-	if argv, _ := specs[3].Argv(); specs[3].Event != PreLLMCallHook || specs[3].Matcher != "" || strings.Join(argv, " ") != "bash -c date" {
-		t.Fatalf("prompt spec = %+v", specs[3])
+	if argv, _ := specs[5].Argv(); specs[5].Event != PreLLMCallHook || specs[5].Matcher != "" || strings.Join(argv, " ") != "bash -c date" {
+		t.Fatalf("prompt spec = %+v", specs[5])
 	}
 	all := strings.Join(warns, "\n")
 	for _, want := range []string{
 		`plugins/fmt/hooks/hooks.json:7: hooks.PreToolUse[0].hooks[1]: hooks of type "http" are not run by herald (only "command"); skipped`,
 		"plugins/fmt/hooks/hooks.json:10: hooks.Notification: herald has no Notification event; skipped (herald runs PostToolUse, PostToolUseFailure, PreToolUse, SessionEnd, SessionStart, Stop, SubagentStop, UserPromptSubmit)",
 		"plugins/fmt/hooks/hooks.json:12: hooks.PostToolUse[0].hooks[0].timeout 900 is over the limit; clamping to 300",
-		`plugins/fmt/hooks/hooks.json:15: hooks.UserPromptSubmit[0].hooks[1]: shell "powershell" is not available to herald's hooks; skipped`,
+		`plugins/fmt/hooks/hooks.json:16: hooks.UserPromptSubmit[0].hooks[1]: shell "powershell" is not available to herald's hooks; skipped`,
+		`plugins/fmt/hooks/hooks.json:15: hooks.SessionStart[1].hooks[0]: matcher "compact" on SessionStart is not applied by herald; the hook runs for every SessionStart`,
 	} {
 		if !strings.Contains(all, want) {
 			t.Errorf("warnings lack %q:\n%s", want, all)
 		}
 	}
-	if len(warns) != 4 {
+	if len(warns) != 5 {
 		t.Errorf("warnings: %s", all)
 	}
 }
