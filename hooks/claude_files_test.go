@@ -25,7 +25,8 @@ func TestClaudeMatchers(t *testing.T) {
 		{"Read", []string{"read_file"}, []string{"write_file"}},
 		{"Task", []string{"delegate_task"}, []string{"terminal"}},
 		{"send_message", []string{"send_message"}, []string{"terminal"}},
-		{"terminal", nil, []string{"terminal"}}, // compared with "Bash"
+		{"terminal", []string{"terminal"}, []string{"read_file"}}, // herald's name, as before
+		{"terminal|Read", []string{"terminal", "read_file"}, []string{"patch"}},
 		{"Grep|Glob", nil, []string{"terminal", "read_file"}},
 		{"Wri.*", []string{"write_file"}, []string{"read_file"}},
 		{"^(Bash|Read)$", []string{"terminal", "read_file"}, []string{"patch"}},

@@ -75,10 +75,13 @@ var reservedShellKeys = map[string]bool{"python": true, "output_spill": true, "o
 // matcher matches everything; otherwise the regular expression must match
 // the whole name (or, if it is not a valid expression, equal it). In the
 // claude dialect the matcher is Claude Code's, compared with the tool's
-// Claude name (terminal is Bash): see setClaudeMatcher.
+// Claude name (terminal is Bash): see setClaudeMatcher. A claude-dialect
+// matcher written with herald's name (terminal) still takes the tool, as
+// it did before; the two sets of names never collide.
 func (s *ShellSpec) Matches(tool string) bool {
 	if s.Dialect == "claude" {
-		return s.claudeMatches(ClaudeToolName(tool))
+		c := ClaudeToolName(tool)
+		return s.claudeMatches(c) || c != tool && s.claudeMatches(tool)
 	}
 	if s.Matcher == "" {
 		return true
