@@ -7,10 +7,12 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strings"
 	"time"
 
+	"github.com/heraldgw/herald/cron"
 	"github.com/heraldgw/herald/hooks"
 )
 
@@ -30,8 +32,12 @@ func init() {
 	hookListers = append(hookListers, listShellHooks)
 }
 
+// shellSpecs is every shell hook: the hooks: block of config.yaml, then
+// the Claude Code plugins (plugins.claude) and settings files
+// (claude_settings). Claude-dialect hooks get the working directory as
+// CLAUDE_PROJECT_DIR and identical ones run once.
 func (a *app) shellSpecs(logIt bool) []hooks.ShellSpec {
-	specs, warns, infos := hooks.ParseShellHooks(a.cfg.Hooks.Node)
+	specs, warns, infos := a.loadShellSpecs()
 	if logIt {
 		for _, w := range warns {
 			a.log.Warn(w)
@@ -41,6 +47,89 @@ func (a *app) shellSpecs(logIt bool) []hooks.ShellSpec {
 		}
 	}
 	return specs
+}
+
+func (a *app) loadShellSpecs() (specs []hooks.ShellSpec, warns, infos []string) {
+	specs, warns, infos = hooks.ParseShellHooks(a.cfg.Hooks.Node)
+	for _, f := range a.claudeFiles(&warns, &infos) {
+		s, w, err := hooks.LoadClaudeFile(f)
+		if err != nil {
+			warns = append(warns, err.Error())
+		}
+		specs, warns = append(specs, s...), append(warns, w...)
+	}
+	project, _ := toolDir(a.cfg.Agent.Workdir)
+	for i := range specs {
+		specs[i].SetProjectDir(project)
+	}
+	specs, notes := hooks.DedupClaude(specs)
+	infos = append(infos, notes...)
+	warns = append(warns, a.matchersWithNoTool(specs)...)
+	return specs, warns, infos
+}
+
+// claudeFiles lists the Claude Code hooks files config.yaml names, paths
+// relative to the home (where config.yaml is).
+func (a *app) claudeFiles(warns, infos *[]string) []hooks.ClaudeFile {
+	abs := func(p string) string {
+		if p == "~" || strings.HasPrefix(p, "~/") {
+			if h, err := os.UserHomeDir(); err == nil {
+				p = filepath.Join(h, p[1:])
+			}
+		}
+		if !filepath.IsAbs(p) {
+			p = filepath.Join(a.home, p)
+		}
+		return filepath.Clean(p)
+	}
+	var out []hooks.ClaudeFile
+	for _, dir := range a.cfg.Plugins.Claude {
+		f, ok, err := hooks.ClaudePlugin(abs(dir), dir)
+		switch {
+		case err != nil:
+			*warns = append(*warns, fmt.Sprintf("plugins.claude: %v; skipped", err))
+		case !ok:
+			*infos = append(*infos, fmt.Sprintf("plugins.claude: plugin %s has no hooks (%s)", dir, f.Name))
+		default:
+			out = append(out, f)
+		}
+	}
+	for _, p := range a.cfg.ClaudeSettings {
+		out = append(out, hooks.ClaudeFile{Path: abs(p), Name: p})
+	}
+	return out
+}
+
+// matchersWithNoTool warns about claude-dialect matchers that take no
+// tool herald has (Grep, WebFetch, mcp__…): such a hook never runs. One
+// warning per file and matcher.
+func (a *app) matchersWithNoTool(specs []hooks.ShellSpec) []string {
+	var tools []string
+	for _, t := range a.agent.Tools.List() {
+		tools = append(tools, t.Name())
+	}
+	if !slices.Contains(tools, cron.ToolName) {
+		tools = append(tools, cron.ToolName) // added once the scheduler starts
+	}
+	var names []string
+	for _, t := range tools {
+		names = append(names, hooks.ClaudeToolName(t))
+	}
+	sort.Strings(names)
+	var out []string
+	seen := map[string]bool{}
+	for _, s := range specs {
+		if p, _ := hooks.Lookup(s.Event); !p.Tool || s.MatchesAnyTool(tools) || seen[s.File+"\x00"+s.Matcher] {
+			continue
+		}
+		seen[s.File+"\x00"+s.Matcher] = true
+		file := s.File
+		if file == "" {
+			file = "config.yaml"
+		}
+		out = append(out, fmt.Sprintf("%s:%d: %s: matcher %q matches no tool of herald's, so the hook never runs: herald has no such tool (its tools, by their Claude names: %s)", file, s.Line, s.Where, s.Matcher, strings.Join(names, ", ")))
+	}
+	return out
 }
 
 func (a *app) allowlist() hooks.Allowlist {
@@ -91,7 +180,11 @@ func startShellHooks(ctx context.Context, a *app, g *gatewayParts) (func(), erro
 }
 
 func listShellHooks(ctx context.Context, e *env, a *app) error {
-	specs := a.shellSpecs(false)
+	// what the gateway would warn about loading them is said here too
+	specs, warns, _ := a.loadShellSpecs()
+	for _, w := range warns {
+		fmt.Fprintf(e.stdout, "⚠ %s\n", w)
+	}
 	if len(specs) == 0 {
 		fmt.Fprintln(e.stdout, "No shell hooks configured in config.yaml.")
 		return nil
@@ -124,6 +217,7 @@ func listShellHooks(ctx context.Context, e *env, a *app) error {
 				extra += fmt.Sprintf(", persistent×%d", max(s.Concurrency, 1))
 			}
 			fmt.Fprintf(e.stdout, "    - %s matcher=%q (timeout=%ds%s, %s)\n", s.Command, s.Matcher, int(s.Timeout.Seconds()), extra, status)
+			fmt.Fprintf(e.stdout, "      from: %s\n", s.Origin())
 			if ok {
 				fmt.Fprintf(e.stdout, "      approved_at: %s\n", entry.ApprovedAt)
 			}
@@ -168,7 +262,7 @@ func hooksTest(ctx context.Context, e *env, args []string) error {
 	if len(pos) != 1 {
 		return usagef("usage: herald hooks test <event> [--for-tool X] [--payload-file F]")
 	}
-	event := pos[0]
+	event := hooks.CanonicalEvent(pos[0])
 	if !hooks.Known(event) {
 		return &exitError{code: 2, msg: fmt.Sprintf("Unknown event: %q (valid: %s)", event, strings.Join(hooks.Names(), ", "))}
 	}
@@ -177,7 +271,10 @@ func hooksTest(ctx context.Context, e *env, args []string) error {
 		return err
 	}
 	defer a.close()
-	payload := samplePayload(event, *forTool)
+	// a Claude tool name (Bash) stands for herald's (terminal): the hook
+	// sees what it would see in the gateway, and the same hooks match
+	tool := hooks.HeraldToolName(*forTool)
+	payload := samplePayload(event, tool)
 	if *payloadFile != "" {
 		b, err := os.ReadFile(*payloadFile)
 		if err != nil {
@@ -198,7 +295,7 @@ func hooksTest(ctx context.Context, e *env, args []string) error {
 	runner := a.shellRunner()
 	n := 0
 	for _, s := range a.shellSpecs(false) {
-		if s.Event != event || (*forTool != "" && !s.Matches(*forTool)) {
+		if s.Event != event || (tool != "" && !s.Matches(tool)) {
 			continue
 		}
 		n++
@@ -206,7 +303,7 @@ func hooksTest(ctx context.Context, e *env, args []string) error {
 		if err != nil {
 			return err
 		}
-		fmt.Fprintf(e.stdout, "── %s (%s)\n", s.Command, s.Where)
+		fmt.Fprintf(e.stdout, "── %s (%s)\n", s.Command, s.Origin())
 		res := runSpec(ctx, runner, s, in)
 		if res.SpawnErr != nil {
 			fmt.Fprintf(e.stdout, "  error: %v\n", res.SpawnErr)
@@ -276,13 +373,14 @@ func hooksAllow(ctx context.Context, e *env, args []string) error {
 		fmt.Fprintln(e.stdout, "(a running gateway loads it at its next scan; any change to its code needs a new approval)")
 		return nil
 	}
-	if !hooks.Known(pos[0]) {
+	event := hooks.CanonicalEvent(pos[0])
+	if !hooks.Known(event) {
 		return &exitError{code: 2, msg: fmt.Sprintf("Unknown event: %q", pos[0])}
 	}
-	if err := a.allowlist().Approve(pos[0], pos[1]); err != nil {
+	if err := a.allowlist().Approve(event, pos[1]); err != nil {
 		return err
 	}
-	fmt.Fprintf(e.stdout, "Approved shell hook for %s: %s\n(takes effect at the next gateway start)\n", pos[0], pos[1])
+	fmt.Fprintf(e.stdout, "Approved shell hook for %s: %s\n(takes effect at the next gateway start)\n", event, pos[1])
 	return nil
 }
 

@@ -39,6 +39,12 @@ type Config struct {
 	// HooksAutoAccept is kept raw: only true or the strings 1/true/yes/on
 	// are consent, never an integer.
 	HooksAutoAccept Raw `yaml:"hooks_auto_accept"`
+	// Plugins is read for plugins.claude only (Hermes' plugins.enabled
+	// and the like are Hermes settings).
+	Plugins Plugins `yaml:"plugins"`
+	// ClaudeSettings are Claude Code settings files (.claude/settings.json)
+	// whose hooks block is loaded; relative to the home.
+	ClaudeSettings Paths `yaml:"claude_settings"`
 
 	// Filled by Load, not from YAML.
 	Home    string            `yaml:"-"`
@@ -97,6 +103,47 @@ type Raw struct{ Node *yaml.Node }
 
 func (r *Raw) UnmarshalYAML(n *yaml.Node) error {
 	r.Node = n
+	return nil
+}
+
+// Plugins are plugin settings. herald reads plugins.claude: Claude Code
+// plugin directories whose hooks/hooks.json is loaded (relative to the
+// home).
+type Plugins struct {
+	Claude Paths `yaml:"claude"`
+}
+
+// UnmarshalYAML reads a mapping; any other shape (a Hermes list of names)
+// is left to Hermes, as the whole key used to be.
+func (p *Plugins) UnmarshalYAML(n *yaml.Node) error {
+	if n.Kind != yaml.MappingNode {
+		return nil
+	}
+	type plain Plugins
+	return n.Decode((*plain)(p))
+}
+
+// Paths is one path or a list of them.
+type Paths []string
+
+func (p *Paths) UnmarshalYAML(n *yaml.Node) error {
+	switch {
+	case n.Kind == yaml.ScalarNode && n.Tag == "!!null":
+		*p = nil
+	case n.Kind == yaml.ScalarNode:
+		*p = Paths{n.Value}
+	case n.Kind == yaml.SequenceNode:
+		var out Paths
+		for _, x := range n.Content {
+			if x.Kind != yaml.ScalarNode || x.Value == "" {
+				return &yaml.TypeError{Errors: []string{fmt.Sprintf("line %d: expected a path", x.Line)}}
+			}
+			out = append(out, x.Value)
+		}
+		*p = out
+	default:
+		return &yaml.TypeError{Errors: []string{fmt.Sprintf("line %d: expected a path or a list of paths", n.Line)}}
+	}
 	return nil
 }
 

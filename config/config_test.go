@@ -166,3 +166,29 @@ func join(ws []Warning) string {
 	}
 	return b.String()
 }
+
+// plugins.claude and claude_settings take one path or a list; Hermes'
+// plugins keys stay Hermes settings, and a list of names under plugins is
+// still accepted.
+func TestClaudeHookSources(t *testing.T) {
+	cfg, warns, err := Parse([]byte("plugins:\n  enabled: [foo]\n  claude: [plugins/fmt, /opt/guard]\nclaude_settings: proj/.claude/settings.json\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if strings.Join(cfg.Plugins.Claude, ",") != "plugins/fmt,/opt/guard" || strings.Join(cfg.ClaudeSettings, ",") != "proj/.claude/settings.json" {
+		t.Fatalf("plugins.claude %q, claude_settings %q", cfg.Plugins.Claude, cfg.ClaudeSettings)
+	}
+	if got := join(warns); !strings.Contains(got, `key "plugins.enabled" is a Hermes setting herald does not use`) {
+		t.Errorf("warnings %q", got)
+	}
+	cfg, _, err = Parse([]byte("plugins:\n  claude: plugins/one\nclaude_settings: [a.json, b.json]\n"))
+	if err != nil || strings.Join(cfg.Plugins.Claude, ",") != "plugins/one" || len(cfg.ClaudeSettings) != 2 {
+		t.Fatalf("single path / list: %+v %v", cfg, err)
+	}
+	if _, _, err := Parse([]byte("plugins: [foo, bar]\n")); err != nil {
+		t.Fatalf("a Hermes list under plugins: %v", err)
+	}
+	if _, _, err := Parse([]byte("claude_settings: {a: 1}\n")); err == nil || !strings.Contains(err.Error(), "path") {
+		t.Fatalf("a mapping as claude_settings: %v", err)
+	}
+}

@@ -187,7 +187,7 @@ func yamlError(err error) error {
 var hermesKeys = map[string]bool{
 	"toolsets": true, "terminal": true, "browser": true, "compression": true, "memory": true,
 	"agent": false, "delegation": true, "tts": true, "stt": true, "voice": true, "skills": true,
-	"plugins": true, "mcp_servers": true, "providers": true, "fallback_model": true, "auxiliary": true,
+	"plugins": false, "mcp_servers": true, "providers": true, "fallback_model": true, "auxiliary": true,
 	"smart_model_routing": true, "checkpoints": true, "honcho": true, "security": true, "privacy": true,
 	"code_execution": true, "quick_commands": true, "personalities": true, "streaming": true,
 	"timezone": true, "human_delay": true, "web": true, "session_search": true, "kanban": true,
@@ -217,7 +217,7 @@ func unknownKeys(n *yaml.Node, t reflect.Type, prefix string, warns *[]Warning) 
 		if !ok {
 			key := prefix + k.Value
 			msg := fmt.Sprintf("unknown key %q", key)
-			if prefix == "" && hermesKeys[k.Value] {
+			if prefix == "" && hermesKeys[k.Value] || prefix == "plugins." && herald.Closest(k.Value, names) == "" {
 				msg = fmt.Sprintf("key %q is a Hermes setting herald does not use; ignored", key)
 			} else if s := herald.Closest(k.Value, names); s != "" {
 				msg += fmt.Sprintf(" (did you mean %q?)", prefix+s)

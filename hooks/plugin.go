@@ -21,9 +21,11 @@ type PluginContext struct {
 	unsubs []func()
 }
 
-// RegisterHook subscribes h to one catalogue name. Unknown names are kept
+// RegisterHook subscribes h to one catalogue name; an alias (PreToolUse,
+// post_tool_use) stands for the name it aliases. Unknown names are kept
 // with a warning (a later herald may emit them).
 func (c *PluginContext) RegisterHook(name string, h Handler) {
+	name = CanonicalEvent(name)
 	c.events = append(c.events, name)
 	c.unsubs = append(c.unsubs, c.reg.Subscribe(Subscription{
 		Name: c.plugin.Name, Attach: AttachGo, Events: []string{name}, Handler: h,

@@ -11,16 +11,42 @@ import (
 	"go.yaml.in/yaml/v3"
 )
 
-// ShellSpec is one entry of the hooks: block of config.yaml.
+// ShellSpec is one shell hook: an entry of the hooks: block of
+// config.yaml, or of a Claude Code hooks file (claude_files.go).
 type ShellSpec struct {
 	// Event is the catalogue name (aliases already resolved).
 	Event string
-	// Where names the entry in diagnostics: hooks.<event>[i].
-	Where   string
+	// ClaudeEvent is the Claude Code event an entry of a Claude hooks file
+	// was written for (PostToolUseFailure is one of post_tool_call's).
+	ClaudeEvent string
+	// Where names the entry in diagnostics: hooks.<event>[i], or for a
+	// Claude hooks file hooks.<Event>[i].hooks[j].
+	Where string
+	// File is the Claude hooks file the entry came from ("" for
+	// config.yaml) and Line its line there.
+	File    string
+	Line    int
 	Matcher string
 	matchRe *regexp.Regexp
+	// matchNames is a claude-dialect matcher that is a name or a list.
+	matchNames []string
+	// mergedMatchers are the matchers of identical claude-dialect hooks
+	// folded into this one (Claude Code runs identical commands once).
+	mergedMatchers []*ShellSpec
+	// Command is the command line. For the claude dialect it is the
+	// command with ${CLAUDE_PLUGIN_ROOT} and $CLAUDE_PROJECT_DIR filled in
+	// (SetProjectDir); Shell keeps it as written, for sh -c.
 	Command string
-	Timeout time.Duration
+	Shell   string
+	// ShellProgram runs a claude-dialect command: "" is /bin/sh, "bash"
+	// is bash from PATH (Claude Code's shell: bash).
+	ShellProgram string
+	// PluginRoot is the Claude Code plugin directory a hook came from
+	// (CLAUDE_PLUGIN_ROOT); ProjectDir is the gateway's working
+	// directory (CLAUDE_PROJECT_DIR), where claude-dialect hooks run.
+	PluginRoot string
+	ProjectDir string
+	Timeout    time.Duration
 	// FailClosed blocks the tool call when the hook fails (pre_tool_call
 	// only).
 	FailClosed bool
@@ -45,10 +71,18 @@ const (
 // reservedShellKeys are sub-keys of hooks: that are not events.
 var reservedShellKeys = map[string]bool{"python": true, "output_spill": true, "outbound": true}
 
-// Matches reports whether the spec applies to a tool name: no matcher
-// matches everything; otherwise the regular expression must match the
-// whole name (or, if it is not a valid expression, equal it).
+// Matches reports whether the spec applies to a (herald) tool name: no
+// matcher matches everything; otherwise the regular expression must match
+// the whole name (or, if it is not a valid expression, equal it). In the
+// claude dialect the matcher is Claude Code's, compared with the tool's
+// Claude name (terminal is Bash): see setClaudeMatcher. A claude-dialect
+// matcher written with herald's name (terminal) still takes the tool, as
+// it did before; the two sets of names never collide.
 func (s *ShellSpec) Matches(tool string) bool {
+	if s.Dialect == "claude" {
+		c := ClaudeToolName(tool)
+		return s.claudeMatches(c) || c != tool && s.claudeMatches(tool)
+	}
 	if s.Matcher == "" {
 		return true
 	}
@@ -115,7 +149,7 @@ func ParseShellHooks(n *yaml.Node) (specs []ShellSpec, warns, infos []string) {
 
 func parseShellEntry(e *yaml.Node, event, where string, pt Point) (ShellSpec, []string, bool) {
 	var warns []string
-	s := ShellSpec{Event: event, Where: where, Timeout: DefaultShellTimeout}
+	s := ShellSpec{Event: event, Where: where, Line: e.Line, Timeout: DefaultShellTimeout}
 	if e.Kind != yaml.MappingNode {
 		return s, []string{where + " is not a mapping; skipped"}, false
 	}
@@ -129,7 +163,9 @@ func parseShellEntry(e *yaml.Node, event, where string, pt Point) (ShellSpec, []
 	if s.Command == "" {
 		return s, []string{where + " is missing a non-empty 'command' field; skipped"}, false
 	}
-	if _, err := SplitCommand(s.Command); err != nil {
+	// a claude-dialect command is sh -c's to parse, as in Claude Code
+	claude := fields["dialect"] != nil && strings.EqualFold(strings.TrimSpace(fields["dialect"].Value), "claude")
+	if _, err := SplitCommand(s.Command); err != nil && !claude {
 		return s, []string{fmt.Sprintf("%s: %v; skipped", where, err)}, false
 	}
 	if m := fields["matcher"]; m != nil {
@@ -138,6 +174,10 @@ func parseShellEntry(e *yaml.Node, event, where string, pt Point) (ShellSpec, []
 		} else if mv := strings.TrimSpace(m.Value); mv != "" {
 			if !pt.Tool {
 				warns = append(warns, fmt.Sprintf("%s: matcher=%q will be ignored at runtime (matchers apply to tool events only)", where, mv))
+			} else if claude {
+				if w := s.setClaudeMatcher(mv); w != "" {
+					warns = append(warns, where+": "+w)
+				}
 			} else {
 				s.Matcher = mv
 				if re, err := regexp.Compile(`^(?:` + mv + `)$`); err == nil {
@@ -149,17 +189,10 @@ func parseShellEntry(e *yaml.Node, event, where string, pt Point) (ShellSpec, []
 		}
 	}
 	if t := fields["timeout"]; t != nil {
-		secs, err := strconv.Atoi(strings.TrimSpace(t.Value))
-		switch {
-		case err != nil || t.Kind != yaml.ScalarNode:
-			warns = append(warns, fmt.Sprintf("%s.timeout %q is not a whole number of seconds; using 60", where, t.Value))
-		case secs < 1:
-			warns = append(warns, fmt.Sprintf("%s.timeout %d is not positive; using 60", where, secs))
-		case time.Duration(secs)*time.Second > MaxShellTimeout:
-			warns = append(warns, fmt.Sprintf("%s.timeout %d is over the limit; clamping to 300", where, secs))
-			s.Timeout = MaxShellTimeout
-		default:
-			s.Timeout = time.Duration(secs) * time.Second
+		var w string
+		s.Timeout, w = shellTimeout(where, t.Value, t.Kind == yaml.ScalarNode)
+		if w != "" {
+			warns = append(warns, w)
 		}
 	}
 	fc := fields["fail_closed"]
@@ -214,4 +247,20 @@ func parseShellEntry(e *yaml.Node, event, where string, pt Point) (ShellSpec, []
 		}
 	}
 	return s, warns, true
+}
+
+// shellTimeout reads an entry's timeout in whole seconds, as Hermes
+// clamps it: not a number or not positive is 60, over 300 is 300, each
+// with a warning naming where.
+func shellTimeout(where, value string, scalar bool) (time.Duration, string) {
+	secs, err := strconv.Atoi(strings.TrimSpace(value))
+	switch {
+	case err != nil || !scalar:
+		return DefaultShellTimeout, fmt.Sprintf("%s.timeout %q is not a whole number of seconds; using 60", where, value)
+	case secs < 1:
+		return DefaultShellTimeout, fmt.Sprintf("%s.timeout %d is not positive; using 60", where, secs)
+	case time.Duration(secs)*time.Second > MaxShellTimeout:
+		return MaxShellTimeout, fmt.Sprintf("%s.timeout %d is over the limit; clamping to 300", where, secs)
+	}
+	return time.Duration(secs) * time.Second, ""
 }

@@ -233,7 +233,7 @@ var errPersistentStopped = errors.New("persistent hook stopped")
 
 // start spawns the process and its stdout reader.
 func (pp *persistentProc) start() error {
-	argv, err := SplitCommand(pp.p.spec.Command)
+	argv, err := pp.p.spec.Argv()
 	if err != nil {
 		return err
 	}
@@ -245,7 +245,7 @@ func (pp *persistentProc) start() error {
 	}
 	p.wg.Add(1) // before Close can wait: Close sets done under p.mu
 	p.mu.Unlock()
-	cmd, stdin, stdout, errb, err := spawnPersistent(argv, p.runner.environ(&p.spec))
+	cmd, stdin, stdout, errb, err := spawnPersistent(argv, p.runner.environ(&p.spec), p.spec.ProjectDir)
 	if err != nil {
 		p.wg.Done()
 		pp.mu.Lock()
@@ -270,9 +270,10 @@ func (pp *persistentProc) start() error {
 
 // spawnPersistent starts argv in its own process group with a pollable
 // pipe on stdin (so writes take a deadline) and stdout as a pipe.
-func spawnPersistent(argv, env []string) (*exec.Cmd, *os.File, io.ReadCloser, *capBuffer, error) {
+func spawnPersistent(argv, env []string, dir string) (*exec.Cmd, *os.File, io.ReadCloser, *capBuffer, error) {
 	cmd := exec.Command(argv[0], argv[1:]...)
 	cmd.Env = env
+	cmd.Dir = dir
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 	in, stdin, err := os.Pipe()
 	if err != nil {

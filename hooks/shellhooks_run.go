@@ -84,7 +84,7 @@ func (r *ShellRunner) Run(ctx context.Context, s *ShellSpec, stdin []byte) *Shel
 	res := &ShellRun{Stdin: stdin, Exit: -1}
 	argv, err := s.argv, error(nil)
 	if argv == nil {
-		if argv, err = SplitCommand(s.Command); err != nil {
+		if argv, err = s.Argv(); err != nil {
 			res.SpawnErr = err
 			return res
 		}
@@ -94,6 +94,7 @@ func (r *ShellRunner) Run(ctx context.Context, s *ShellSpec, stdin []byte) *Shel
 	defer cancel()
 	cmd := exec.CommandContext(ctx, argv[0], argv[1:]...)
 	cmd.Env = r.environ(s)
+	cmd.Dir = s.ProjectDir
 	cmd.Stdin = bytes.NewReader(stdin)
 	out := &capBuffer{max: ShellOutputCap}
 	errb := &capBuffer{max: ShellOutputCap}
@@ -132,8 +133,28 @@ func (r *ShellRunner) Run(ctx context.Context, s *ShellSpec, stdin []byte) *Shel
 	return res
 }
 
+// Argv is what runs: Claude Code's shell form (sh -c and the command as
+// written) in the claude dialect, Hermes' split command line, no shell,
+// otherwise.
+func (s *ShellSpec) Argv() ([]string, error) {
+	if s.Dialect == "claude" {
+		cmd := s.Shell
+		if cmd == "" {
+			cmd = s.Command
+		}
+		if s.ShellProgram != "" {
+			return []string{s.ShellProgram, "-c", cmd}, nil
+		}
+		return []string{"/bin/sh", "-c", cmd}, nil
+	}
+	return SplitCommand(s.Command)
+}
+
 func (r *ShellRunner) environ(s *ShellSpec) []string {
 	env := append([]string(nil), r.Environ...)
+	if s.Dialect == "claude" {
+		env = s.claudeEnv(env)
+	}
 	for _, name := range s.Env {
 		if r.Lookup == nil {
 			break
@@ -328,7 +349,7 @@ func (s *ShellSpec) Payload(event string, payload any) ([]byte, error) {
 
 // Handler returns the registry handler that runs this spec.
 func (r *ShellRunner) Handler(s ShellSpec) Handler {
-	s.argv, _ = SplitCommand(s.Command) // split once; a bad command fails at each call
+	s.argv, _ = s.Argv() // split once; a bad command fails at each call
 	return func(ctx context.Context, ev Event) (any, error) {
 		in, err := s.Payload(ev.Name, ev.Payload)
 		if err != nil {
