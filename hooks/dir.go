@@ -170,7 +170,8 @@ func readHookDir(dir string) (DirHook, []DirDiagnostic, bool) {
 	}
 	for _, e := range events {
 		if e = strings.TrimSpace(e); e != "" {
-			h.Events = append(h.Events, e)
+			// Claude Code's and OpenHarness' names are aliases here too
+			h.Events = append(h.Events, CanonicalEvent(e))
 		}
 	}
 	if len(h.Events) == 0 {

@@ -27,6 +27,11 @@ func TestDiscoverDir(t *testing.T) {
 			want:  []string{"my-hook:python:agent:start,agent:end"},
 		},
 		{
+			name:  "Claude Code event names are aliases",
+			files: map[string]map[string]string{"claude": {"HOOK.yaml": "events: [PreToolUse, post_tool_use]\n", "handler.py": py}},
+			want:  []string{"claude:python:pre_tool_call,post_tool_call"},
+		},
+		{
 			name:  "name defaults to the directory",
 			files: map[string]map[string]string{"dirname": {"HOOK.yaml": "events: [session:start]\n", "handler.py": py}},
 			want:  []string{"dirname:python:session:start"},

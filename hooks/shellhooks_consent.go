@@ -364,7 +364,7 @@ func (h *ShellHooks) Register(specs []ShellSpec) []RegisterResult {
 	seen := map[string]bool{}
 	var out []RegisterResult
 	for _, s := range specs {
-		key := s.Event + "\x00" + s.Matcher + "\x00" + s.Command
+		key := s.Event + "\x00" + s.ClaudeEvent + "\x00" + s.Matcher + "\x00" + s.Command
 		if seen[key] {
 			continue
 		}
