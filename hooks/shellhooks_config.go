@@ -26,6 +26,9 @@ type ShellSpec struct {
 	FailClosed bool
 	// Dialect is "" (Hermes' payload) or "claude" (Claude Code's).
 	Dialect string
+	// ClaudeEvent is the Claude Code event name the entry was declared
+	// under (PostToolUseFailure, an alias of post_tool_call), if any.
+	ClaudeEvent string
 	// Env names variables passed through although they look like secrets.
 	Env []string
 	// Persistent hooks are started once and answer one JSON line per

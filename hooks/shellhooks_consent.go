@@ -363,6 +363,9 @@ func (h *ShellHooks) Register(specs []ShellSpec) []RegisterResult {
 			spec := s
 			sub.Matcher = spec.Matches
 		}
+		if s.Dialect == "claude" {
+			sub.Accept = ClaudeAccept(s.Event, s.ClaudeEvent)
+		}
 		switch {
 		case err == nil && s.Persistent:
 			ph := NewPersistent(h.Runner, s, s.Concurrency)
