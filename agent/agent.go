@@ -49,7 +49,15 @@ type Agent struct {
 	Retries int
 	Backoff func(attempt int) time.Duration
 
-	sessionOK sessionApprovals
+	// TranscriptDir, if set, receives each session's transcript in Claude
+	// Code's format (<session id>.jsonl), whose path Claude-dialect hooks
+	// get as transcript_path. Workdir is the tools' working directory
+	// (Claude's cwd; "" is the process's).
+	TranscriptDir string
+	Workdir       string
+
+	sessionOK   sessionApprovals
+	transcripts transcripts
 }
 
 // Turn is the context of one Run, visible to tools.
@@ -64,6 +72,10 @@ type Turn struct {
 	// Surface is "gateway" for chats, "cli" for herald chat; approvals use
 	// it.
 	Surface string
+	// ParentSessionID and AgentType are set for a delegate_task child:
+	// the session that delegated, and the child's role.
+	ParentSessionID string
+	AgentType       string
 }
 
 // Options configure one Run.
@@ -80,6 +92,11 @@ type Options struct {
 	// Approver answers approval prompts for dangerous commands; nil means
 	// nobody can answer, which is a deny.
 	Approver Approver
+	// SessionSource is why the session's turn starts, as Claude Code's
+	// SessionStart says it: startup (a new session; ""), clear (after /new),
+	// resume (a stored session's first turn in this process: Hermes has no
+	// event for it, Claude-dialect hooks get SessionStart).
+	SessionSource string
 	// Stream, when set, asks the model to stream (SSE) and is called with
 	// the text of the current model answer so far, each time it grows.
 	// It is called on Run's goroutine and must not block for long; each
@@ -116,6 +133,11 @@ type runState struct {
 	agent *Agent
 	opts  *Options
 	turn  Turn
+	// toolArgs are the arguments of this turn's tool calls, by call id
+	// (for their transcript lines).
+	toolArgs map[string]map[string]any
+	// compacted is set once this run's requests dropped old turns.
+	compacted bool
 }
 
 // Run runs one turn: prompt is the user's message. It returns when the
@@ -147,19 +169,21 @@ func (a *Agent) Run(ctx context.Context, prompt string, o Options) (res *Result,
 	}
 	msgs = append(msgs, history...)
 	isFirst := len(o.History) == 0
-	if isFirst {
-		reg.Emit(hooks.OnSessionStartHook, &hooks.SessionStarted{SessionID: o.SessionID, Model: model, Platform: platform})
+	if isFirst || o.SessionSource == "resume" {
+		reg.Emit(hooks.OnSessionStartHook, &hooks.SessionStarted{SessionID: o.SessionID, Model: model, Platform: platform,
+			Source: o.SessionSource, ClaudeOnly: !isFirst, Claude: run.claude()})
 	}
 
 	extra := ""
 	if reg.Has(hooks.PreLLMCallHook) {
 		extra = reg.PreLLMCall(ctx, &hooks.PreLLMCall{
 			SessionID: o.SessionID, UserMessage: prompt, ConversationHistory: historyOf(o.History),
-			IsFirstTurn: isFirst, Model: model, Platform: platform, SenderID: o.UserID,
+			IsFirstTurn: isFirst, Model: model, Platform: platform, SenderID: o.UserID, Claude: run.claude(),
 		})
 	}
 	user := openai.ChatCompletionMessage{Role: openai.ChatMessageRoleUser, Content: prompt}
 	res.Messages = append(res.Messages, user)
+	run.transcribe(user)
 	userIdx := len(msgs)
 	msgs = append(msgs, user)
 
@@ -219,6 +243,13 @@ func (a *Agent) Run(ctx context.Context, prompt string, o Options) (res *Result,
 			if rep.StillOver {
 				log.Warn("request still exceeds the context window after cutting", "session_id", o.SessionID, "tokens", rep.TokensAfter, "context_window", a.ContextWindow)
 			}
+			if rep.Turns > 0 && !run.compacted {
+				// Claude Code's SessionStart "compact": the model no longer
+				// sees the whole conversation (Hermes has no such event)
+				run.compacted = true
+				reg.Emit(hooks.OnSessionStartHook, &hooks.SessionStarted{SessionID: o.SessionID, Model: model, Platform: platform,
+					Source: "compact", ClaudeOnly: true, Claude: run.claude()})
+			}
 		}
 		req := openai.ChatCompletionRequest{Model: model, Messages: reqMsgs, Tools: tools}
 		if a.MaxTokens > 0 {
@@ -253,6 +284,9 @@ func (a *Agent) Run(ctx context.Context, prompt string, o Options) (res *Result,
 		}
 		msgs = append(msgs, msg)
 		res.Messages = append(res.Messages, msg)
+		if len(msg.ToolCalls) > 0 {
+			run.transcribe(msg)
+		}
 		if len(msg.ToolCalls) == 0 {
 			final := msg.Content
 			if strings.TrimSpace(final) == "" {
@@ -268,9 +302,10 @@ func (a *Agent) Run(ctx context.Context, prompt string, o Options) (res *Result,
 			}
 			res.FinalResponse = final
 			res.Completed = true
+			run.transcribe(res.Messages[len(res.Messages)-1]) // before Stop hooks read it
 			reg.Emit(hooks.PostLLMCallHook, &hooks.PostLLMCall{
 				SessionID: o.SessionID, UserMessage: prompt, AssistantResponse: final,
-				ConversationHistory: historyOf(msgs[boolIndex(hasSystem):]), Model: model, Platform: platform,
+				ConversationHistory: historyOf(msgs[boolIndex(hasSystem):]), Model: model, Platform: platform, Claude: run.claude(),
 			})
 			return res, nil
 		}
@@ -292,6 +327,7 @@ func (a *Agent) Run(ctx context.Context, prompt string, o Options) (res *Result,
 			tm := openai.ChatCompletionMessage{Role: openai.ChatMessageRoleTool, ToolCallID: tc.ID, Name: tc.Function.Name, Content: out}
 			msgs = append(msgs, tm)
 			res.Messages = append(res.Messages, tm)
+			run.transcribe(tm)
 		}
 		reg.Emit(hooks.AgentStepEv, &hooks.AgentStep{
 			Platform: platform, UserID: o.UserID, SessionID: o.SessionID, Iteration: iter, ToolNames: names, Tools: raw,
@@ -384,7 +420,8 @@ func (a *Agent) runTool(ctx context.Context, run *runState, tc openai.ToolCall) 
 			args = map[string]any{}
 		}
 	}
-	d := reg.PreToolCall(ctx, &hooks.PreToolCall{ToolName: name, Args: args, TaskID: turn.SessionID, SessionID: turn.SessionID, ToolCallID: tc.ID})
+	run.noteArgs(tc.ID, args)
+	d := reg.PreToolCall(ctx, &hooks.PreToolCall{ToolName: name, Args: args, TaskID: turn.SessionID, SessionID: turn.SessionID, ToolCallID: tc.ID, Claude: run.claude()})
 	if d.Action == "block" {
 		return toolError(d.Message)
 	}
@@ -410,7 +447,9 @@ func (a *Agent) runTool(ctx context.Context, run *runState, tc openai.ToolCall) 
 	default:
 		result = a.safeRun(ctx, tool, &Call{ID: tc.ID, Args: args, SessionID: turn.SessionID, Turn: turn, run: run})
 	}
-	p := &hooks.ToolResult{ToolName: name, Args: args, Result: result, TaskID: turn.SessionID, SessionID: turn.SessionID, ToolCallID: tc.ID, DurationMS: time.Since(start).Milliseconds()}
+	failure := toolFailure(name, result)
+	p := &hooks.ToolResult{ToolName: name, Args: args, Result: result, TaskID: turn.SessionID, SessionID: turn.SessionID, ToolCallID: tc.ID, DurationMS: time.Since(start).Milliseconds(),
+		Failure: failure, Interrupted: failure != "" && ctx.Err() != nil, Denied: denied(result), Claude: run.claude()}
 	reg.Emit(hooks.PostToolCallHook, p)
 	if reg.Has(hooks.TransformToolResultHook) {
 		q := *p

@@ -52,6 +52,8 @@ type childResult struct {
 	Error      string  `json:"error,omitempty"`
 	DurationMS int64   `json:"duration_ms"`
 	APICalls   int     `json:"api_calls"`
+	// sessionID is the child's session (its transcript's name).
+	sessionID string
 }
 
 func (t *Delegate) Run(ctx context.Context, c *Call) (string, error) {
@@ -90,10 +92,15 @@ func (t *Delegate) Run(ctx context.Context, c *Call) (string, error) {
 	wg.Wait()
 	// subagent_stop from the parent's goroutine, in task order
 	reg := t.Agent.hooks()
+	var claude hooks.Claude
+	if c.run != nil {
+		claude = c.run.claude()
+	}
 	for i, r := range results {
 		reg.Emit(hooks.SubagentStopHook, &hooks.SubagentStop{
 			ParentSessionID: parent.SessionID, ChildRole: tasks[i].Role, ChildSummary: r.Summary,
 			ChildStatus: r.Status, DurationMS: r.DurationMS,
+			AgentID: r.sessionID, AgentTranscriptPath: t.Agent.TranscriptPath(r.sessionID), Claude: claude,
 		})
 	}
 	b, err := json.Marshal(map[string]any{"results": results})
@@ -112,6 +119,11 @@ func (t *Delegate) runChild(ctx context.Context, parent Turn, approver Approver,
 	turn := parent
 	turn.SessionID = fmt.Sprintf("%s-sub%d-%d", parent.SessionID, i+1, start.UnixNano()%1_000_000)
 	turn.SessionKey = turn.SessionID
+	turn.ParentSessionID, turn.AgentType = parent.SessionID, ""
+	if task.Role != nil {
+		turn.AgentType = *task.Role
+	}
+	r.sessionID = turn.SessionID
 	prompt := task.Goal
 	if task.Context != "" {
 		prompt = task.Goal + "\n\nContext:\n" + task.Context

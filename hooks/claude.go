@@ -84,7 +84,7 @@ func claudeEvent(event string, payload any) string {
 // declared under claudeEvent (the Claude name its entry was declared
 // under; "" takes the catalogue point's Claude name). Claude Code fires
 // PostToolUse for calls that succeeded and PostToolUseFailure for those
-// that failed; Stop, SessionStart, SessionEnd and UserPromptSubmit belong
+// that failed (neither for a call refused an approval); Stop, SessionStart, SessionEnd and UserPromptSubmit belong
 // to the main session, never to a sub-agent's (SubagentStop reports
 // those); SessionEnd needs a session.
 func ClaudeAccept(event, claudeEventName string) func(payload any) bool {
@@ -96,6 +96,9 @@ func ClaudeAccept(event, claudeEventName string) func(payload any) bool {
 		case *ToolResult:
 			if event != PostToolCallHook {
 				return true
+			}
+			if p.Denied {
+				return false
 			}
 			if claudeEventName == "PostToolUseFailure" {
 				return p.Failure != ""
@@ -161,7 +164,8 @@ func ClaudePayload(event string, payload any) ([]byte, error) {
 		out["stop_hook_active"] = false
 	case SubagentStopHook:
 		sub, _ := payload.(*SubagentStop)
-		out["agent_type"] = claudeAgentType(kw["child_role"])
+		role, _ := kw["child_role"].(string)
+		out["agent_type"] = ClaudeAgentType(role)
 		if sub != nil {
 			out["agent_id"], out["agent_transcript_path"] = sub.AgentID, sub.AgentTranscriptPath
 		}
@@ -182,13 +186,13 @@ func ClaudePayload(event string, payload any) ([]byte, error) {
 	return json.Marshal(out)
 }
 
-// claudeAgentType is a delegate_task child's agent_type: its role, or
+// ClaudeAgentType is a delegate_task child's agent_type: its role, or
 // Claude's default sub-agent type when it has none.
-func claudeAgentType(role any) string {
-	if r, ok := role.(string); ok && r != "" {
-		return r
+func ClaudeAgentType(role string) string {
+	if role == "" {
+		return "general-purpose"
 	}
-	return "general-purpose"
+	return role
 }
 
 // herald's file tools call the path "path" and take it relative to the

@@ -171,6 +171,8 @@ func TestClaudeAccept(t *testing.T) {
 		{"post_tool_call in the claude dialect is PostToolUse", PostToolCallHook, "", failed, false},
 		{"PostToolUseFailure takes a failure", PostToolCallHook, "PostToolUseFailure", failed, true},
 		{"PostToolUseFailure skips a success", PostToolCallHook, "PostToolUseFailure", ok, false},
+		{"PostToolUse skips a denied call", PostToolCallHook, "PostToolUse", &ToolResult{Denied: true}, false},
+		{"PostToolUseFailure skips a denied call", PostToolCallHook, "PostToolUseFailure", &ToolResult{Denied: true, Failure: "command denied: x"}, false},
 		{"PreToolUse inside a sub-agent", PreToolCallHook, "PreToolUse", &PreToolCall{Claude: sub}, true},
 		{"Stop of the main session", PostLLMCallHook, "Stop", &PostLLMCall{}, true},
 		{"no Stop for a sub-agent", PostLLMCallHook, "Stop", &PostLLMCall{Claude: sub}, false},

@@ -96,7 +96,11 @@ type ToolResult struct {
 	// the claude dialect reads them (PostToolUse or PostToolUseFailure).
 	Failure     string `json:"-"`
 	Interrupted bool   `json:"-"`
-	Claude      Claude `json:"-"`
+	// Denied is set when the call was refused an approval: Claude Code
+	// fires neither PostToolUse nor PostToolUseFailure for a denied
+	// permission.
+	Denied bool   `json:"-"`
+	Claude Claude `json:"-"`
 }
 
 // TerminalOutput is transform_terminal_output. Hermes' code passes
