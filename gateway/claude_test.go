@@ -80,9 +80,8 @@ func TestClaudeSessionSources(t *testing.T) {
 
 // The sweep deletes transcripts not written for 30 days, and only those.
 func TestTranscriptPrune(t *testing.T) {
-	h := newHarness(t, nil)
 	dir := t.TempDir()
-	h.runner.cfg.Agent.TranscriptDir = dir
+	h := newHarness(t, nil, func(c *Config) { c.Agent.TranscriptDir = dir })
 	old, fresh := filepath.Join(dir, "old.jsonl"), filepath.Join(dir, "fresh.jsonl")
 	for _, p := range []string{old, fresh} {
 		os.WriteFile(p, []byte("{}\n"), 0o600)
