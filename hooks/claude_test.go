@@ -10,6 +10,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"go.yaml.in/yaml/v3"
 )
@@ -251,5 +252,49 @@ func TestClaudePermissionMode(t *testing.T) {
 		if got := ClaudePermissionMode(tc.mode, tc.canAsk); got != tc.want {
 			t.Errorf("%s/%v = %s, want %s", tc.mode, tc.canAsk, got, tc.want)
 		}
+	}
+}
+
+// Registered claude-dialect shell hooks run only for their Claude event:
+// a PostToolUseFailure entry for failed calls, a PostToolUse one for
+// successes, and a Hermes-dialect post_tool_call entry for both, with
+// Hermes' payload.
+func TestClaudeShellHooksFilterByOutcome(t *testing.T) {
+	dir := t.TempDir()
+	reg := NewRegistry(nil)
+	sh := &ShellHooks{Registry: reg, Runner: &ShellRunner{Environ: os.Environ()}, Consent: &Consent{List: Allowlist{Path: filepath.Join(dir, AllowlistFile)}, Accept: true}}
+	script := func(name string) string {
+		return writeScript(t, dir, name+".sh", "cat >> "+filepath.Join(dir, name+".out")+"\necho >> "+filepath.Join(dir, name+".out")+"\n")
+	}
+	sh.Register([]ShellSpec{
+		{Event: PostToolCallHook, Command: script("failure"), Timeout: time.Minute, Dialect: "claude", ClaudeEvent: "PostToolUseFailure"},
+		{Event: PostToolCallHook, Command: script("success"), Timeout: time.Minute, Dialect: "claude", ClaudeEvent: "PostToolUse"},
+		{Event: PostToolCallHook, Command: script("hermes"), Timeout: time.Minute},
+	})
+	reg.Emit(PostToolCallHook, &ToolResult{ToolName: "terminal", Args: map[string]any{"command": "true"}, Result: `{"output":"","exit_code":0,"error":null}`, ToolCallID: "ok"})
+	reg.Emit(PostToolCallHook, &ToolResult{ToolName: "terminal", Args: map[string]any{"command": "false"}, Result: `{"output":"","exit_code":1,"error":null}`, ToolCallID: "bad", Failure: "Exit code 1"})
+	reg.Emit(PostToolCallHook, &ToolResult{ToolName: "terminal", Result: `{"error":"command denied: x"}`, ToolCallID: "denied", Failure: "command denied: x", Denied: true})
+	if err := reg.Close(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	lines := func(name string) []map[string]any {
+		b, _ := os.ReadFile(filepath.Join(dir, name+".out"))
+		var out []map[string]any
+		for _, l := range strings.Split(strings.TrimSpace(string(b)), "\n") {
+			m := map[string]any{}
+			if json.Unmarshal([]byte(l), &m) == nil {
+				out = append(out, m)
+			}
+		}
+		return out
+	}
+	if f := lines("failure"); len(f) != 1 || f[0]["hook_event_name"] != "PostToolUseFailure" || f[0]["tool_use_id"] != "bad" || f[0]["error"] != "Exit code 1" {
+		t.Errorf("PostToolUseFailure hook got %v", f)
+	}
+	if s := lines("success"); len(s) != 1 || s[0]["hook_event_name"] != "PostToolUse" || s[0]["tool_use_id"] != "ok" {
+		t.Errorf("PostToolUse hook got %v", s)
+	}
+	if h := lines("hermes"); len(h) != 3 || h[1]["hook_event_name"] != PostToolCallHook {
+		t.Errorf("Hermes hook got %v", h)
 	}
 }
