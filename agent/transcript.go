@@ -6,7 +6,6 @@ package agent
 // written as the messages happen; every string goes through the redactor.
 
 import (
-	"bufio"
 	"bytes"
 	"crypto/rand"
 	"encoding/json"
@@ -178,7 +177,7 @@ func lastUUID(f *os.File) string {
 	var l struct {
 		UUID string `json:"uuid"`
 	}
-	json.NewDecoder(bufio.NewReader(bytes.NewReader(buf))).Decode(&l)
+	json.Unmarshal(buf, &l)
 	return l.UUID
 }
 
