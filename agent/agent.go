@@ -49,7 +49,15 @@ type Agent struct {
 	Retries int
 	Backoff func(attempt int) time.Duration
 
-	sessionOK sessionApprovals
+	// TranscriptDir, if set, receives each session's transcript in Claude
+	// Code's format (<session id>.jsonl), whose path Claude-dialect hooks
+	// get as transcript_path. Workdir is the tools' working directory
+	// (Claude's cwd; "" is the process's).
+	TranscriptDir string
+	Workdir       string
+
+	sessionOK   sessionApprovals
+	transcripts transcripts
 }
 
 // Turn is the context of one Run, visible to tools.
@@ -64,6 +72,10 @@ type Turn struct {
 	// Surface is "gateway" for chats, "cli" for herald chat; approvals use
 	// it.
 	Surface string
+	// ParentSessionID and AgentType are set for a delegate_task child:
+	// the session that delegated, and the child's role.
+	ParentSessionID string
+	AgentType       string
 }
 
 // Options configure one Run.
@@ -80,6 +92,11 @@ type Options struct {
 	// Approver answers approval prompts for dangerous commands; nil means
 	// nobody can answer, which is a deny.
 	Approver Approver
+	// SessionSource is why the session's turn starts, as Claude Code's
+	// SessionStart says it: startup (a new session; ""), clear (after /new),
+	// resume (a stored session's first turn in this process: Hermes has no
+	// event for it, Claude-dialect hooks get SessionStart).
+	SessionSource string
 	// Stream, when set, asks the model to stream (SSE) and is called with
 	// the text of the current model answer so far, each time it grows.
 	// It is called on Run's goroutine and must not block for long; each
@@ -134,6 +151,11 @@ type runState struct {
 	agent *Agent
 	opts  *Options
 	turn  Turn
+	// toolArgs are the arguments of this turn's tool calls, by call id
+	// (for their transcript lines).
+	toolArgs map[string]map[string]any
+	// compacted is set once this run's requests dropped old turns.
+	compacted bool
 
 	// halt is set by a hook that ended the turn (continue: false), with
 	// its stop reason; checked after every tool call.
@@ -202,8 +224,9 @@ func (a *Agent) Run(ctx context.Context, prompt string, o Options) (res *Result,
 	msgs = append(msgs, history...)
 	isFirst := len(o.History) == 0
 	var extras []string
-	if isFirst {
-		fb := reg.Feedback(ctx, hooks.OnSessionStartHook, &hooks.SessionStarted{SessionID: o.SessionID, Model: model, Platform: platform})
+	if isFirst || o.SessionSource == "resume" {
+		fb := reg.Feedback(ctx, hooks.OnSessionStartHook, &hooks.SessionStarted{SessionID: o.SessionID, Model: model, Platform: platform,
+			Source: o.SessionSource, ClaudeOnly: !isFirst, Claude: run.claude()})
 		extras = append(extras, run.feedback(&fb))
 	}
 	if run.halted {
@@ -212,7 +235,7 @@ func (a *Agent) Run(ctx context.Context, prompt string, o Options) (res *Result,
 	if reg.Has(hooks.PreLLMCallHook) {
 		c, fb := reg.UserPrompt(ctx, &hooks.PreLLMCall{
 			SessionID: o.SessionID, UserMessage: prompt, ConversationHistory: historyOf(o.History),
-			IsFirstTurn: isFirst, Model: model, Platform: platform, SenderID: o.UserID,
+			IsFirstTurn: isFirst, Model: model, Platform: platform, SenderID: o.UserID, Claude: run.claude(),
 		})
 		extras = append(extras, c)
 		run.feedback(&fb)
@@ -229,6 +252,7 @@ func (a *Agent) Run(ctx context.Context, prompt string, o Options) (res *Result,
 	extra := joinNonEmpty(extras, "\n\n")
 	user := openai.ChatCompletionMessage{Role: openai.ChatMessageRoleUser, Content: prompt}
 	res.Messages = append(res.Messages, user)
+	run.transcribe(user)
 	userIdx := len(msgs)
 	msgs = append(msgs, user)
 
@@ -289,6 +313,27 @@ func (a *Agent) Run(ctx context.Context, prompt string, o Options) (res *Result,
 			if rep.StillOver {
 				log.Warn("request still exceeds the context window after cutting", "session_id", o.SessionID, "tokens", rep.TokensAfter, "context_window", a.ContextWindow)
 			}
+			if rep.Turns > 0 && !run.compacted {
+				// Claude Code's SessionStart "compact": the model no longer
+				// sees the whole conversation (Hermes has no such event)
+				run.compacted = true
+				fb := reg.Feedback(ctx, hooks.OnSessionStartHook, &hooks.SessionStarted{SessionID: o.SessionID, Model: model, Platform: platform,
+					Source: "compact", ClaudeOnly: true, Claude: run.claude()})
+				if c := run.feedback(&fb); c != "" {
+					// from this request on, beside any pre_llm_call context
+					extra = joinNonEmpty([]string{extra, c}, "\n\n")
+					reqMsgs = append([]openai.ChatCompletionMessage(nil), reqMsgs...)
+					for i := len(reqMsgs) - 1; i >= 0; i-- {
+						if reqMsgs[i].Role == openai.ChatMessageRoleUser {
+							reqMsgs[i].Content += "\n\n" + c
+							break
+						}
+					}
+				}
+				if run.halted {
+					return run.halt(res)
+				}
+			}
 		}
 		req := openai.ChatCompletionRequest{Model: model, Messages: reqMsgs, Tools: tools}
 		if a.MaxTokens > 0 {
@@ -323,6 +368,9 @@ func (a *Agent) Run(ctx context.Context, prompt string, o Options) (res *Result,
 		}
 		msgs = append(msgs, msg)
 		res.Messages = append(res.Messages, msg)
+		if len(msg.ToolCalls) > 0 {
+			run.transcribe(msg)
+		}
 		if len(msg.ToolCalls) == 0 {
 			final := msg.Content
 			if strings.TrimSpace(final) == "" {
@@ -338,10 +386,11 @@ func (a *Agent) Run(ctx context.Context, prompt string, o Options) (res *Result,
 			}
 			res.FinalResponse = final
 			res.Completed = true
+			run.transcribe(res.Messages[len(res.Messages)-1]) // before Stop hooks read it
 			fb := reg.Feedback(ctx, hooks.PostLLMCallHook, &hooks.PostLLMCall{
 				SessionID: o.SessionID, UserMessage: prompt, AssistantResponse: final,
 				ConversationHistory: historyOf(msgs[boolIndex(hasSystem):]), Model: model, Platform: platform,
-				StopHookActive: stopActive,
+				StopHookActive: stopActive, Claude: run.claude(),
 			})
 			run.feedback(&fb)
 			if run.halted {
@@ -387,6 +436,7 @@ func (a *Agent) Run(ctx context.Context, prompt string, o Options) (res *Result,
 			tm := openai.ChatCompletionMessage{Role: openai.ChatMessageRoleTool, ToolCallID: tc.ID, Name: tc.Function.Name, Content: out}
 			msgs = append(msgs, tm)
 			res.Messages = append(res.Messages, tm)
+			run.transcribe(tm)
 		}
 		if run.halted {
 			reg.Emit(hooks.AgentStepEv, &hooks.AgentStep{
@@ -485,7 +535,8 @@ func (a *Agent) runTool(ctx context.Context, run *runState, tc openai.ToolCall) 
 			args = map[string]any{}
 		}
 	}
-	d := reg.PreToolCall(ctx, &hooks.PreToolCall{ToolName: name, Args: args, TaskID: turn.SessionID, SessionID: turn.SessionID, ToolCallID: tc.ID})
+	run.noteArgs(tc.ID, args)
+	d := reg.PreToolCall(ctx, &hooks.PreToolCall{ToolName: name, Args: args, TaskID: turn.SessionID, SessionID: turn.SessionID, ToolCallID: tc.ID, Claude: run.claude()})
 	preContext := run.feedback(d.Feedback)
 	if d.Action == "block" {
 		return withHookContext(toolError(d.Message), "", preContext)
@@ -512,7 +563,9 @@ func (a *Agent) runTool(ctx context.Context, run *runState, tc openai.ToolCall) 
 	default:
 		result = a.safeRun(ctx, tool, &Call{ID: tc.ID, Args: args, SessionID: turn.SessionID, Turn: turn, run: run, hookAllowed: d.Action == "allow"})
 	}
-	p := &hooks.ToolResult{ToolName: name, Args: args, Result: result, TaskID: turn.SessionID, SessionID: turn.SessionID, ToolCallID: tc.ID, DurationMS: time.Since(start).Milliseconds()}
+	failure := toolFailure(name, result)
+	p := &hooks.ToolResult{ToolName: name, Args: args, Result: result, TaskID: turn.SessionID, SessionID: turn.SessionID, ToolCallID: tc.ID, DurationMS: time.Since(start).Milliseconds(),
+		Failure: failure, Interrupted: failure != "" && ctx.Err() != nil, Denied: denied(result), Claude: run.claude()}
 	// in line: a formatter hook's work is done before the next tool runs
 	fb := reg.Feedback(ctx, hooks.PostToolCallHook, p)
 	postContext := run.feedback(&fb)

@@ -44,6 +44,20 @@
 // subagent_stop once per child, in task order, from the parent's
 // goroutine after all children ended.
 //
+// For Claude Code's dialect, payloads also carry hooks.Claude (never in
+// Hermes' wire shape) and ToolResult says whether the call failed or was
+// denied; on_session_start also fires, marked ClaudeOnly (only subscribers
+// with an Accept filter get it), for Options.SessionSource "resume" and
+// once a run when the window drops old turns ("compact").
+//
+// # Transcripts
+//
+// With TranscriptDir set, each session's messages are appended, as they
+// happen, to TranscriptDir/<session id>.jsonl in Claude Code's transcript
+// format (a sub-agent's to its own file), redacted, 0600; the final
+// answer is written before post_llm_call fires. A failed write is logged,
+// never the turn's. PruneTranscripts deletes old ones.
+//
 // # Confinement
 //
 // The terminal tool asks for approval when DetectDangerous, which parses

@@ -53,6 +53,8 @@ type childResult struct {
 	Error      string  `json:"error,omitempty"`
 	DurationMS int64   `json:"duration_ms"`
 	APICalls   int     `json:"api_calls"`
+	// sessionID is the child's session (its transcript's name).
+	sessionID string
 }
 
 func (t *Delegate) Run(ctx context.Context, c *Call) (string, error) {
@@ -80,13 +82,17 @@ func (t *Delegate) Run(ctx context.Context, c *Call) (string, error) {
 	if budget <= 0 {
 		budget = 30
 	}
+	var claude hooks.Claude
+	if c.run != nil {
+		claude = c.run.claude()
+	}
 	results := make([]childResult, len(tasks))
 	var wg sync.WaitGroup
 	for i, task := range tasks {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			results[i] = t.runChild(ctx, parent, Options{Approver: approver, Notice: notice}, budget, i, task)
+			results[i] = t.runChild(ctx, parent, Options{Approver: approver, Notice: notice}, claude, budget, i, task)
 		}()
 	}
 	wg.Wait()
@@ -96,6 +102,7 @@ func (t *Delegate) Run(ctx context.Context, c *Call) (string, error) {
 		reg.Emit(hooks.SubagentStopHook, &hooks.SubagentStop{
 			ParentSessionID: parent.SessionID, ChildRole: tasks[i].Role, ChildSummary: r.Summary,
 			ChildStatus: r.Status, DurationMS: r.DurationMS,
+			AgentID: r.sessionID, AgentTranscriptPath: t.Agent.TranscriptPath(r.sessionID), Claude: claude,
 		})
 	}
 	b, err := json.Marshal(map[string]any{"results": results})
@@ -105,7 +112,7 @@ func (t *Delegate) Run(ctx context.Context, c *Call) (string, error) {
 // runChild runs one sub-agent. When it stops, in-line subagent_stop
 // hooks (Claude Code's SubagentStop) may send it back to work with their
 // reason as its next instruction, within the same iteration budget.
-func (t *Delegate) runChild(ctx context.Context, parent Turn, base Options, budget, i int, task childTask) (r childResult) {
+func (t *Delegate) runChild(ctx context.Context, parent Turn, base Options, claude hooks.Claude, budget, i int, task childTask) (r childResult) {
 	start := time.Now()
 	r.Index = i
 	defer func() {
@@ -117,6 +124,11 @@ func (t *Delegate) runChild(ctx context.Context, parent Turn, base Options, budg
 	turn := parent
 	turn.SessionID = fmt.Sprintf("%s-sub%d-%d", parent.SessionID, i+1, start.UnixNano()%1_000_000)
 	turn.SessionKey = turn.SessionID
+	turn.ParentSessionID, turn.AgentType = parent.SessionID, ""
+	if task.Role != nil {
+		turn.AgentType = *task.Role
+	}
+	r.sessionID = turn.SessionID
 	prompt := task.Goal
 	if task.Context != "" {
 		prompt = task.Goal + "\n\nContext:\n" + task.Context
@@ -132,18 +144,20 @@ func (t *Delegate) runChild(ctx context.Context, parent Turn, base Options, budg
 		opts.History = history
 		res, err = t.Agent.Run(ctx, prompt, opts)
 		used += res.APICalls
-		if err != nil || !res.Completed || res.Halted || ctx.Err() != nil || !reg.HasInline(hooks.SubagentStopHook) {
+		r.Status, r.Error = childStatus(res, err)
+		if !reg.HasInline(hooks.SubagentStopHook) {
 			break
 		}
 		summary := res.FinalResponse
 		fb := reg.InlineFeedback(ctx, hooks.SubagentStopHook, &hooks.SubagentStop{
 			ParentSessionID: parent.SessionID, ChildRole: task.Role, ChildSummary: &summary,
-			ChildStatus: "completed", DurationMS: time.Since(start).Milliseconds(), StopHookActive: stopActive,
+			ChildStatus: r.Status, DurationMS: time.Since(start).Milliseconds(), StopHookActive: stopActive,
+			AgentID: turn.SessionID, AgentTranscriptPath: t.Agent.TranscriptPath(turn.SessionID), Claude: claude,
 		})
 		if fb.Notice != "" && base.Notice != nil {
 			base.Notice(fb.Notice)
 		}
-		if !fb.Block || fb.Halt {
+		if r.Status != "completed" || res.Halted || ctx.Err() != nil || !fb.Block || fb.Halt {
 			break
 		}
 		if used >= budget {
@@ -155,23 +169,24 @@ func (t *Delegate) runChild(ctx context.Context, parent Turn, base Options, budg
 		opts.MaxIterations = budget - used
 	}
 	r.APICalls = used
-	if res != nil {
-		if res.FinalResponse != "" {
-			s := res.FinalResponse
-			r.Summary = &s
-		}
-	}
-	switch {
-	case res != nil && res.Interrupted:
-		r.Status = "interrupted"
-	case err != nil:
-		r.Status, r.Error = "failed", err.Error()
-	case res != nil && res.Completed:
-		r.Status = "completed"
-	default:
-		r.Status = "failed"
+	if res.FinalResponse != "" {
+		s := res.FinalResponse
+		r.Summary = &s
 	}
 	return r
+}
+
+// childStatus is a finished sub-agent's status, and its error text.
+func childStatus(res *Result, err error) (string, string) {
+	switch {
+	case res.Interrupted:
+		return "interrupted", ""
+	case err != nil:
+		return "failed", err.Error()
+	case res.Completed:
+		return "completed", ""
+	}
+	return "failed", ""
 }
 
 func parseTasks(args map[string]any) ([]childTask, error) {

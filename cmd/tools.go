@@ -46,6 +46,7 @@ func registerTools(a *app) error {
 		allowed = append(allowed, d)
 	}
 	paths := &agent.Paths{Workdir: wd, Allowed: allowed, Home: a.home}
+	a.agent.Workdir = wd
 	policy, err := terminalSandbox(a, append([]string{wd}, allowed...))
 	if err != nil {
 		return err

@@ -115,6 +115,7 @@ func newAgent(ep config.Endpoint, cfg *config.Config, reg *hooks.Registry, red *
 		ModelName: ep.Model, Provider: ep.Provider, BaseURL: ep.BaseURL, ContextWindow: ep.ContextWindow,
 		MaxTokens: ep.MaxTokens, MaxIterations: cfg.Agent.MaxIterations, SystemPrompt: cfg.Agent.SystemPrompt,
 		ApprovalMode: cfg.Approvals.Mode, ApprovalTimeout: cfg.Approvals.Timeout.D(),
+		TranscriptDir: filepath.Join(cfg.Home, "transcripts"),
 	}
 }
 

@@ -236,11 +236,11 @@ func (r *Runner) reset(ctx context.Context, c *chat, j *job) {
 		oldID = &id
 	}
 	p := string(src.Platform)
-	r.hooks.Emit(hooks.OnSessionFinalizeHook, &hooks.SessionFinalized{SessionID: oldID, Platform: p})
+	r.hooks.Emit(hooks.OnSessionFinalizeHook, &hooks.SessionFinalized{SessionID: oldID, Platform: p, Reason: "clear", Claude: r.claudeSession(oldID)})
 	r.hooks.Emit(hooks.SessionEndEv, &hooks.SessionBoundary{Platform: p, UserID: src.UserID, SessionKey: c.key})
 	r.hooks.Emit(hooks.SessionResetEv, &hooks.SessionBoundary{Platform: p, UserID: src.UserID, SessionKey: c.key})
 	c.mu.Lock()
-	c.sess, c.loaded, c.history, c.freshReset, c.autoReset, c.lastActive = next, true, nil, true, "", now
+	c.sess, c.loaded, c.history, c.freshReset, c.autoReset, c.lastActive, c.resumable = next, true, nil, true, "", now, false
 	c.mu.Unlock()
 	r.hooks.Emit(hooks.OnSessionResetHook, &hooks.SessionWasReset{SessionID: next.ID, Platform: p})
 	r.reply(j, "✨ New session started. Session: "+next.ID)

@@ -48,6 +48,12 @@ type chat struct {
 	freshReset bool      // made by /new: its first message fires session:start
 	lastActive time.Time // for the reset policy
 	autoReset  string    // why the policy ended the last session (for the notice)
+	// resumable is set when the open session was read from the store and
+	// this process has not run a turn on it yet (SessionStart "resume").
+	resumable bool
+	// startSource is why the next turn's session starts (SessionStart's
+	// source), set by session() for the turn that takes it.
+	startSource string
 	// turnSess is the running turn's session (maybe not stored yet);
 	// whatever is written to the chat while the turn runs goes there.
 	turnSess *sessions.Session
@@ -452,6 +458,8 @@ func (r *Runner) turn(ctx context.Context, c *chat, j *job) {
 	c.mu.Lock()
 	hist := c.history
 	c.turnSess = sess
+	source := c.startSource
+	c.startSource, c.resumable = "", false
 	c.mu.Unlock()
 	src := m.Source
 	start := hooks.AgentStart{
@@ -465,8 +473,9 @@ func (r *Runner) turn(ctx context.Context, c *chat, j *job) {
 	opts := agent.Options{
 		Turn: agent.Turn{SessionID: sess.ID, SessionKey: c.key, Platform: string(src.Platform), UserID: src.UserID,
 			ChatID: src.ChatID, ChatType: string(src.ChatType), ThreadID: src.ThreadID, Surface: surface(src.Platform)},
-		History:  hist,
-		Approver: r.approver(c, sess.ID, src.Platform),
+		History:       hist,
+		Approver:      r.approver(c, sess.ID, src.Platform),
+		SessionSource: source,
 		// a hook's systemMessage reaches the chat as it happens
 		Notice: func(text string) { r.reply(j, text) },
 	}
@@ -627,13 +636,23 @@ func (r *Runner) session(ctx context.Context, c *chat, src herald.Source, forTur
 			if len(c.history) > 0 { // only a conversation that had something in it is worth a notice
 				c.autoReset = why
 			}
-			c.sess, c.history, c.freshReset = nil, nil, false
+			c.sess, c.history, c.freshReset, c.resumable = nil, nil, false, false
 			sess = nil
 		}
 	}
 	fresh := c.freshReset
 	c.freshReset = false
 	auto := c.autoReset
+	if forTurn {
+		switch {
+		case fresh:
+			c.startSource = "clear"
+		case sess == nil:
+			c.startSource = "startup"
+		case c.resumable:
+			c.startSource = "resume"
+		}
+	}
 	if sess == nil {
 		sess = sessions.NewSession(c.key, src, now)
 		sess.Model = r.cfg.Agent.ModelName
@@ -684,7 +703,7 @@ func (r *Runner) load(ctx context.Context, c *chat) error {
 	}
 	c.mu.Lock()
 	if !c.loaded {
-		c.sess, c.loaded, c.history = s, true, hist
+		c.sess, c.loaded, c.history, c.resumable = s, true, hist, s != nil
 		if s != nil {
 			c.lastActive = s.UpdatedAt
 		}

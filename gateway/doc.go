@@ -56,7 +56,13 @@
 // with failed/error on failure or interruption.
 //
 // Sessions: session:start fires on the first message of a new, reset or
-// expired session only. /new fires on_session_finalize(old), session:end,
+// expired session only. Each turn tells the agent why its session starts
+// (Claude Code's SessionStart source): startup for a new session, clear
+// after /new, resume for a session read from the store that this chat has
+// not run a turn on yet (after a restart, or once an idle chat was freed);
+// /new's on_session_finalize carries SessionEnd's reason clear, the
+// others other. The sweep also deletes session transcripts not written
+// for 30 days. /new fires on_session_finalize(old), session:end,
 // session:reset, on_session_reset(new). The reset policy ends sessions
 // idle or past the daily hour: the next message gets a notice (when the
 // conversation had something in it), and a sweep every SweepInterval

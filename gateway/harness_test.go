@@ -33,18 +33,23 @@ type recorder struct {
 }
 
 func newRecorder(reg *hooks.Registry) *recorder {
+	return subscribeRecorder(reg, hooks.Subscription{Name: "recorder", Attach: hooks.AttachInternal, Events: []string{"*"}, QueueSize: 1 << 16})
+}
+
+// subscribeRecorder subscribes s with a handler recording what it gets.
+func subscribeRecorder(reg *hooks.Registry, s hooks.Subscription) *recorder {
 	rc := &recorder{grew: make(chan struct{}, 1)}
-	reg.Subscribe(hooks.Subscription{Name: "recorder", Attach: hooks.AttachInternal, Events: []string{"*"}, QueueSize: 1 << 16,
-		Handler: func(ctx context.Context, ev hooks.Event) (any, error) {
-			rc.mu.Lock()
-			rc.events = append(rc.events, ev)
-			rc.mu.Unlock()
-			select {
-			case rc.grew <- struct{}{}:
-			default:
-			}
-			return nil, nil
-		}})
+	s.Handler = func(ctx context.Context, ev hooks.Event) (any, error) {
+		rc.mu.Lock()
+		rc.events = append(rc.events, ev)
+		rc.mu.Unlock()
+		select {
+		case rc.grew <- struct{}{}:
+		default:
+		}
+		return nil, nil
+	}
+	reg.Subscribe(s)
 	return rc
 }
 
@@ -163,6 +168,7 @@ type harness struct {
 	srv    *httptest.Server
 	cancel context.CancelFunc
 	done   chan error
+	closed sync.Once
 }
 
 type harnessOpt func(*Config)
@@ -206,7 +212,9 @@ func newHarnessAt(t *testing.T, path string, model agent.Model, opts ...harnessO
 	return h
 }
 
-func (h *harness) close() {
+func (h *harness) close() { h.closed.Do(h.stop) }
+
+func (h *harness) stop() {
 	h.srv.Close()
 	h.cancel()
 	<-h.done

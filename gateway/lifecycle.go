@@ -67,7 +67,7 @@ func (r *Runner) notifyReset(p herald.Platform) bool {
 // expire finalizes a session the reset policy ended and marks it ended.
 func (r *Runner) expire(ctx context.Context, key string, s *sessions.Session, reason string) {
 	id := s.ID
-	r.hooks.Emit(hooks.OnSessionFinalizeHook, &hooks.SessionFinalized{SessionID: &id, Platform: sessions.KeyPlatform(key)})
+	r.hooks.Emit(hooks.OnSessionFinalizeHook, &hooks.SessionFinalized{SessionID: &id, Platform: sessions.KeyPlatform(key), Claude: r.claudeSession(&id)})
 	if err := r.store.EndSession(context.WithoutCancel(ctx), id, reason, r.cfg.Now()); err != nil {
 		r.log.Error("could not end an expired session", "session_id", id, "err", err)
 	}
@@ -114,7 +114,7 @@ func (r *Runner) sweep(ctx context.Context) int {
 			if len(c.history) > 0 {
 				c.autoReset = reason
 			}
-			c.sess, c.history, c.freshReset = nil, nil, false
+			c.sess, c.history, c.freshReset, c.resumable = nil, nil, false, false
 		}
 		c.mu.Unlock()
 		if ok {
@@ -141,7 +141,34 @@ func (r *Runner) finalizeRunning() {
 		c.mu.Unlock()
 		if running && ts != nil {
 			id := ts.ID
-			r.hooks.Emit(hooks.OnSessionFinalizeHook, &hooks.SessionFinalized{SessionID: &id, Platform: "gateway"})
+			r.hooks.Emit(hooks.OnSessionFinalizeHook, &hooks.SessionFinalized{SessionID: &id, Platform: "gateway", Claude: r.claudeSession(&id)})
 		}
+	}
+}
+
+// claudeSession is what Claude-dialect hooks read about a session the
+// gateway ends (its transcript; SessionEnd's reason is on the payload).
+func (r *Runner) claudeSession(id *string) hooks.Claude {
+	if id == nil || r.cfg.Agent == nil {
+		return hooks.Claude{}
+	}
+	return r.cfg.Agent.ClaudeSession(*id)
+}
+
+// transcriptKeep is how long a session transcript is kept after its last
+// line (Claude Code keeps its own 30 days).
+const transcriptKeep = 30 * 24 * time.Hour
+
+// pruneTranscripts deletes the transcripts not written for transcriptKeep.
+func (r *Runner) pruneTranscripts() {
+	if r.cfg.Agent == nil {
+		return
+	}
+	n, err := r.cfg.Agent.PruneTranscripts(time.Now().Add(-transcriptKeep))
+	if err != nil {
+		r.log.Error("could not prune session transcripts", "err", err)
+	}
+	if n > 0 {
+		r.log.Debug("session transcripts pruned", "files", n)
 	}
 }

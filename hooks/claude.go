@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"os"
+	"path/filepath"
 	"regexp"
 	"slices"
 	"sort"
@@ -18,9 +19,8 @@ import (
 var eventAliases = map[string]string{
 	"pre_tool_use": PreToolCallHook, "post_tool_use": PostToolCallHook, "user_prompt_submit": PreLLMCallHook,
 	"session_start": OnSessionStartHook, "session_end": OnSessionEndHook, "stop": PostLLMCallHook,
-	"PreToolUse": PreToolCallHook, "PostToolUse": PostToolCallHook, "UserPromptSubmit": PreLLMCallHook,
-	"Stop": PostLLMCallHook, "SubagentStop": SubagentStopHook, "SessionStart": OnSessionStartHook, "SessionEnd": OnSessionEndHook,
-	"PostToolUseFailure": PostToolCallHook,
+	"PreToolUse": PreToolCallHook, "PostToolUse": PostToolCallHook, "PostToolUseFailure": PostToolCallHook, "UserPromptSubmit": PreLLMCallHook,
+	"Stop": PostLLMCallHook, "SubagentStop": SubagentStopHook, "SessionStart": OnSessionStartHook, "SessionEnd": OnSessionFinalizeHook,
 }
 
 // CanonicalEvent resolves an alias (PreToolUse, post_tool_use, …) to its
@@ -31,6 +31,15 @@ func CanonicalEvent(name string) string {
 	}
 	return name
 }
+
+// claudeNameSet holds the Claude Code event names of eventAliases.
+var claudeNameSet = func() map[string]struct{} {
+	m := map[string]struct{}{}
+	for _, n := range claudeEvents() {
+		m[n] = struct{}{}
+	}
+	return m
+}()
 
 // claudeEvents are the Claude Code event names herald runs hooks for, sorted.
 func claudeEvents() []string {
@@ -45,9 +54,11 @@ func claudeEvents() []string {
 }
 
 // claudeNames is the Claude Code name of each catalogue point that has one.
+// Claude's SessionEnd is the end of a session (on_session_finalize), not
+// of a run (on_session_end, which has none).
 var claudeNames = map[string]string{
 	PreToolCallHook: "PreToolUse", PostToolCallHook: "PostToolUse", PreLLMCallHook: "UserPromptSubmit",
-	PostLLMCallHook: "Stop", SubagentStopHook: "SubagentStop", OnSessionStartHook: "SessionStart", OnSessionEndHook: "SessionEnd",
+	PostLLMCallHook: "Stop", SubagentStopHook: "SubagentStop", OnSessionStartHook: "SessionStart", OnSessionFinalizeHook: "SessionEnd",
 }
 
 // claudeTools maps herald's tool names to Claude Code's, for the claude
@@ -77,28 +88,151 @@ func ClaudeToolName(tool string) string {
 	return tool
 }
 
-// ClaudePayload builds Claude Code's stdin for an event.
+// ClaudePermissionMode is Claude Code's permission_mode for herald's
+// approvals.mode: ask is Claude's default (a person is asked), unless
+// nobody can answer (cron, BOOT.md), where a flagged command is denied
+// as in Claude's dontAsk; off denies them (dontAsk); yolo runs them
+// (bypassPermissions).
+func ClaudePermissionMode(approvalMode string, canAsk bool) string {
+	switch strings.ToLower(approvalMode) {
+	case "yolo":
+		return "bypassPermissions"
+	case "off":
+		return "dontAsk"
+	}
+	if !canAsk {
+		return "dontAsk"
+	}
+	return "default"
+}
+
+func claudeOf(payload any) Claude {
+	if c, ok := payload.(claudeCarrier); ok {
+		return *c.claude()
+	}
+	return Claude{}
+}
+
+// claudeEvent is the hook_event_name of a payload: a failed tool call is
+// PostToolUseFailure.
+func claudeEvent(event string, payload any) string {
+	if tr, ok := payload.(*ToolResult); ok && event == PostToolCallHook && tr.Failure != "" {
+		return "PostToolUseFailure"
+	}
+	if name := claudeNames[event]; name != "" {
+		return name
+	}
+	return event
+}
+
+// ClaudeAccept is the payload filter of a claude-dialect subscriber
+// declared under claudeEvent (the Claude name its entry was declared
+// under; "" takes the catalogue point's Claude name). Claude Code fires
+// PostToolUse for calls that succeeded and PostToolUseFailure for those
+// that failed (neither for a call refused an approval); Stop, SessionStart, SessionEnd and UserPromptSubmit belong
+// to the main session, never to a sub-agent's (SubagentStop reports
+// those); SessionEnd needs a session.
+//
+// match, if set, is the hook's matcher, which Claude Code applies to
+// SessionStart's source, SessionEnd's reason and SubagentStop's agent
+// type.
+func ClaudeAccept(event, claudeEventName string, match func(string) bool) func(payload any) bool {
+	if claudeEventName == "" {
+		claudeEventName = claudeNames[event]
+	}
+	return func(payload any) bool {
+		if match != nil {
+			if v, ok := claudeMatchValue(payload); ok && !match(v) {
+				return false
+			}
+		}
+		switch p := payload.(type) {
+		case *ToolResult:
+			if event != PostToolCallHook {
+				return true
+			}
+			if p.Denied {
+				return false
+			}
+			if claudeEventName == "PostToolUseFailure" {
+				return p.Failure != ""
+			}
+			return p.Failure == ""
+		case *PreLLMCall:
+			return p.Claude.AgentID == ""
+		case *PostLLMCall:
+			return p.Claude.AgentID == ""
+		case *SessionStarted:
+			return p.Claude.AgentID == ""
+		case *SessionFinalized:
+			return p.SessionID != nil
+		}
+		return true
+	}
+}
+
+// claudeValueMatched reports whether Claude Code applies matchers on the
+// event to a payload value rather than a tool name.
+func claudeValueMatched(event string) bool {
+	return event == OnSessionStartHook || event == OnSessionFinalizeHook || event == SubagentStopHook
+}
+
+// claudeMatchValue is what a matcher compares on a non-tool event, as in
+// the payload the hook reads: SessionStart's source, SessionEnd's reason,
+// SubagentStop's agent type.
+func claudeMatchValue(payload any) (string, bool) {
+	switch p := payload.(type) {
+	case *SessionStarted:
+		return firstStr(p.Source, "startup"), true
+	case *SessionFinalized:
+		return firstStr(p.Reason, "other"), true
+	case *SubagentStop:
+		role := ""
+		if p.ChildRole != nil {
+			role = *p.ChildRole
+		}
+		return ClaudeAgentType(role), true
+	}
+	return "", false
+}
+
+// ClaudePayload builds Claude Code's stdin for an event. A typed payload
+// gives every field Claude documents; a plain map (herald hooks test
+// --payload-file) gives what its keys allow.
 func ClaudePayload(event string, payload any) ([]byte, error) {
 	kw, err := payloadMap(payload)
 	if err != nil {
 		return nil, err
 	}
-	cwd, _ := os.Getwd()
-	name := claudeNames[event]
-	if name == "" {
-		name = event
+	cx := claudeOf(payload)
+	cwd := cx.Cwd
+	if cwd == "" {
+		cwd, _ = os.Getwd()
 	}
-	out := map[string]any{"hook_event_name": name, "session_id": kw["session_id"], "cwd": cwd, "transcript_path": "", "permission_mode": "default"}
+	mode := cx.PermissionMode
+	if mode == "" {
+		mode = "default"
+	}
+	out := map[string]any{"hook_event_name": claudeEvent(event, payload), "session_id": kw["session_id"], "cwd": cwd,
+		"transcript_path": cx.TranscriptPath, "permission_mode": mode}
 	if out["session_id"] == nil || out["session_id"] == "" {
 		out["session_id"] = kw["parent_session_id"]
+	}
+	if cx.AgentID != "" {
+		out["session_id"], out["agent_id"], out["agent_type"] = cx.SessionID, cx.AgentID, cx.AgentType
 	}
 	if tn, ok := kw["tool_name"].(string); ok {
 		out["tool_name"] = ClaudeToolName(tn)
 		args, _ := kw["args"].(map[string]any)
-		out["tool_input"] = toClaudeArgs(tn, args)
+		out["tool_input"] = toClaudeArgs(tn, args, cwd)
 		out["tool_use_id"] = kw["tool_call_id"]
-		if r, ok := kw["result"]; ok {
-			out["tool_response"] = r
+		if r, ok := kw["result"].(string); ok {
+			tr, _ := payload.(*ToolResult)
+			if tr != nil && tr.Failure != "" {
+				out["error"], out["is_interrupt"] = tr.Failure, tr.Interrupted
+			} else {
+				out["tool_response"] = ClaudeToolResponse(tn, args, r, cwd)
+			}
 		}
 	}
 	switch event {
@@ -109,29 +243,69 @@ func ClaudePayload(event string, payload any) ([]byte, error) {
 		p, _ := payload.(*PostLLMCall)
 		out["stop_hook_active"] = p != nil && p.StopHookActive
 	case SubagentStopHook:
-		out["agent_type"] = kw["child_role"]
+		sub, _ := payload.(*SubagentStop)
+		role, _ := kw["child_role"].(string)
+		out["agent_type"] = ClaudeAgentType(role)
+		if sub != nil {
+			out["agent_id"], out["agent_transcript_path"] = sub.AgentID, sub.AgentTranscriptPath
+		}
 		out["last_assistant_message"] = kw["child_summary"]
 		p, _ := payload.(*SubagentStop)
 		out["stop_hook_active"] = p != nil && p.StopHookActive
 	case OnSessionStartHook:
 		out["source"] = "startup"
+		if s, ok := payload.(*SessionStarted); ok && s.Source != "" {
+			out["source"] = s.Source
+		}
 		out["model"] = kw["model"]
-	case OnSessionEndHook:
+	case OnSessionFinalizeHook:
 		out["reason"] = "other"
+		if s, ok := payload.(*SessionFinalized); ok && s.Reason != "" {
+			out["reason"] = s.Reason
+		}
 	}
 	return json.Marshal(out)
 }
 
-// herald's file tools call the path "path"; Claude's call it "file_path".
-func toClaudeArgs(tool string, args map[string]any) map[string]any {
+// ClaudeAgentType is a delegate_task child's agent_type: its role, or
+// Claude's default sub-agent type when it has none.
+func ClaudeAgentType(role string) string {
+	if role == "" {
+		return "general-purpose"
+	}
+	return role
+}
+
+// herald's file tools call the path "path" and take it relative to the
+// working directory; Claude's call it "file_path" and give it absolute.
+func toClaudeArgs(tool string, args map[string]any, cwd string) map[string]any {
 	out := make(map[string]any, len(args))
 	for k, v := range args {
-		if k == "path" && (tool == "write_file" || tool == "patch" || tool == "read_file") {
+		if k == "path" && isFileTool(tool) {
 			k = "file_path"
+			if p, ok := v.(string); ok {
+				v = absPath(p, cwd)
+			}
 		}
 		out[k] = v
 	}
 	return out
+}
+
+func isFileTool(tool string) bool {
+	return tool == "write_file" || tool == "patch" || tool == "read_file"
+}
+
+func absPath(p, cwd string) string {
+	if p == "" || filepath.IsAbs(p) {
+		return p
+	}
+	if p == "~" || strings.HasPrefix(p, "~/") {
+		if h, err := os.UserHomeDir(); err == nil {
+			return filepath.Join(h, p[1:])
+		}
+	}
+	return filepath.Join(cwd, p)
 }
 
 func fromClaudeArgs(args map[string]any) map[string]any {
@@ -260,3 +434,46 @@ func (s *ShellSpec) claudeEnv(env []string) []string {
 	}
 	return env
 }
+
+// ClaudeToolResponse is a tool's result as Claude Code's tool_response
+// (and its transcripts' toolUseResult): an object, per tool. Bash gives
+// {stdout, stderr, interrupted, isImage, exit_code} (herald's terminal
+// merges stderr into stdout); Write and Edit {filePath, success}; Read
+// {type: "text", file: {filePath, content, numLines, startLine,
+// totalLines}}; any other tool its result when that is a JSON object,
+// else {output: <text>}.
+func ClaudeToolResponse(tool string, args map[string]any, result, cwd string) any {
+	var obj map[string]any
+	if json.Unmarshal([]byte(result), &obj) != nil {
+		obj = nil
+	}
+	str := func(k string) string { s, _ := obj[k].(string); return s }
+	num := func(k string) int { f, _ := obj[k].(float64); return int(f) }
+	filePath := func() string {
+		if p := str("path"); p != "" {
+			return p
+		}
+		p, _ := args["path"].(string)
+		return absPath(p, cwd)
+	}
+	switch {
+	case obj == nil:
+		return map[string]any{"output": result}
+	case tool == "terminal":
+		code := num("exit_code")
+		_, hasErr := obj["error"].(string)
+		return map[string]any{"stdout": str("output"), "stderr": "", "interrupted": hasErr && code == TimeoutExitCode,
+			"isImage": false, "exit_code": code}
+	case tool == "write_file" || tool == "patch":
+		return map[string]any{"filePath": filePath(), "success": true}
+	case tool == "read_file":
+		from, to := num("from_line"), num("to_line")
+		return map[string]any{"type": "text", "file": map[string]any{"filePath": filePath(), "content": str("content"),
+			"numLines": max(to-from+1, 0), "startLine": from, "totalLines": num("total_lines")}}
+	}
+	return obj
+}
+
+// TimeoutExitCode is the terminal tool's exit code for a command it
+// killed at its timeout (as timeout(1)); Claude calls that interrupted.
+const TimeoutExitCode = 124

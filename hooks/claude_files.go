@@ -170,19 +170,11 @@ func claudeEntry(h *jsonValue, where, event, claudeEvent, matcher string, pt Poi
 			return s, []string{fmt.Sprintf("%s: shell %q is not available to herald's hooks; skipped", where, sh.str)}, false
 		}
 	}
-	// matchers filter tool events by tool name; on SessionStart,
-	// SessionEnd and SubagentStop they filter on the payload, which
-	// herald does not do: the hook runs for every such event
-	if matcher != "" && matcher != "*" {
-		switch {
-		case pt.Tool:
-			if w := s.setClaudeMatcher(matcher); w != "" {
-				warns = append(warns, where+": "+w)
-			}
-		case claudeEvent == "SessionStart" || claudeEvent == "SessionEnd" || claudeEvent == "SubagentStop":
-			if !takesAll(matcher, claudeMatchValues[claudeEvent]) {
-				warns = append(warns, fmt.Sprintf("%s: matcher %q on %s is not applied by herald; the hook runs for every %s", where, matcher, claudeEvent, claudeEvent))
-			}
+	// matchers filter tool events by tool name; SessionStart by source,
+	// SessionEnd by reason, SubagentStop by agent type
+	if matcher != "" && matcher != "*" && (pt.Tool || claudeValueMatched(event)) {
+		if w := s.setClaudeMatcher(matcher); w != "" {
+			warns = append(warns, where+": "+w)
 		}
 	}
 	if t := h.get("timeout"); t != nil && t.kind != 'z' {
@@ -199,30 +191,6 @@ func claudeEntry(h *jsonValue, where, event, claudeEvent, matcher string, pt Poi
 		warns = append(warns, fmt.Sprintf("%s: the if filter %q is not applied by herald; the hook runs for every call its matcher takes", where, c.str))
 	}
 	return s, warns, true
-}
-
-// claudeMatchValues are the values a matcher of these events is compared
-// with in Claude Code (SessionStart's source, SessionEnd's reason);
-// SubagentStop's agent types are open-ended.
-var claudeMatchValues = map[string][]string{
-	"SessionStart": {"startup", "resume", "clear", "compact"},
-	"SessionEnd":   {"clear", "logout", "prompt_input_exit", "other"},
-}
-
-// takesAll reports whether a matcher takes every one of values (and so
-// not applying it changes nothing).
-func takesAll(matcher string, values []string) bool {
-	if len(values) == 0 {
-		return false
-	}
-	var m ShellSpec
-	m.setClaudeMatcher(matcher)
-	for _, v := range values {
-		if !m.claudeMatches(v) {
-			return false
-		}
-	}
-	return true
 }
 
 // jsonValue is a decoded JSON value that remembers its line: objects

@@ -79,6 +79,7 @@ type PreToolCall struct {
 	TaskID     string         `json:"task_id"`
 	SessionID  string         `json:"session_id"`
 	ToolCallID string         `json:"tool_call_id"`
+	Claude     Claude         `json:"-"`
 }
 
 // ToolResult is post_tool_call and transform_tool_result.
@@ -90,6 +91,16 @@ type ToolResult struct {
 	SessionID  string         `json:"session_id"`
 	ToolCallID string         `json:"tool_call_id"`
 	DurationMS int64          `json:"duration_ms"`
+	// Failure says why the call failed ("" when it succeeded);
+	// Interrupted is set when the turn was cancelled while it ran. Only
+	// the claude dialect reads them (PostToolUse or PostToolUseFailure).
+	Failure     string `json:"-"`
+	Interrupted bool   `json:"-"`
+	// Denied is set when the call was refused an approval: Claude Code
+	// fires neither PostToolUse nor PostToolUseFailure for a denied
+	// permission.
+	Denied bool   `json:"-"`
+	Claude Claude `json:"-"`
 }
 
 // TerminalOutput is transform_terminal_output. Hermes' code passes
@@ -122,6 +133,7 @@ type PreLLMCall struct {
 	Model               string           `json:"model"`
 	Platform            string           `json:"platform"`
 	SenderID            string           `json:"sender_id"`
+	Claude              Claude           `json:"-"`
 }
 
 // PostLLMCall is post_llm_call.
@@ -134,7 +146,8 @@ type PostLLMCall struct {
 	Platform            string           `json:"platform"`
 	// StopHookActive is set when a Stop hook already sent the agent back
 	// to work in this turn (Claude Code's stop_hook_active).
-	StopHookActive bool `json:"-"`
+	StopHookActive bool   `json:"-"`
+	Claude         Claude `json:"-"`
 }
 
 // LLMOutput is transform_llm_output.
@@ -187,9 +200,19 @@ type SessionStarted struct {
 	SessionID string `json:"session_id"`
 	Model     string `json:"model"`
 	Platform  string `json:"platform"`
+	// Source is Claude Code's SessionStart source: startup, resume,
+	// clear or compact ("" is startup).
+	Source string `json:"-"`
+	// ClaudeOnly marks a SessionStart Hermes has no event for (a stored
+	// session resumed, the context trimmed): only subscribers with an
+	// Accept filter (claude-dialect shell hooks) are given it.
+	ClaudeOnly bool   `json:"-"`
+	Claude     Claude `json:"-"`
 }
 
-// SessionEnded is on_session_end, at the end of every run.
+// SessionEnded is on_session_end, at the end of every run (the claude
+// dialect's SessionEnd is on_session_finalize: a session's end, not a
+// run's).
 type SessionEnded struct {
 	SessionID   string `json:"session_id"`
 	Completed   bool   `json:"completed"`
@@ -203,6 +226,10 @@ type SessionEnded struct {
 type SessionFinalized struct {
 	SessionID *string `json:"session_id"`
 	Platform  string  `json:"platform"`
+	// Reason is Claude Code's SessionEnd reason: clear for /new and
+	// /reset, other ("" too) for expiry, policy resets and shutdown.
+	Reason string `json:"-"`
+	Claude Claude `json:"-"`
 }
 
 // SessionWasReset is on_session_reset, with the new session's id.
@@ -221,6 +248,11 @@ type SubagentStop struct {
 	// StopHookActive is set when a SubagentStop hook already sent this
 	// child back to work (Claude Code's stop_hook_active).
 	StopHookActive bool `json:"-"`
+	// AgentID is the child's session id, AgentTranscriptPath its
+	// transcript (Claude Code's agent_id and agent_transcript_path).
+	AgentID             string `json:"-"`
+	AgentTranscriptPath string `json:"-"`
+	Claude              Claude `json:"-"`
 }
 
 // Approval is pre_approval_request and, with Choice, post_approval_response.
@@ -241,6 +273,37 @@ type Dispatch struct {
 	Replier    herald.Replier            `json:"-"`
 	Transcript herald.TranscriptAppender `json:"-"`
 }
+
+// Claude is what Claude Code's hook input carries beyond Hermes' keys.
+// It is never part of Hermes' wire shape (json:"-"): the claude dialect
+// (ClaudePayload) reads it, Go plugins may.
+type Claude struct {
+	// TranscriptPath is the session's transcript, JSON lines in Claude
+	// Code's format ("" when herald writes none).
+	TranscriptPath string
+	// PermissionMode is Claude Code's name for herald's approval mode.
+	PermissionMode string
+	// Cwd is the agent's working directory (relative tool paths are
+	// resolved against it); "" is the process's.
+	Cwd string
+	// SessionID, AgentID and AgentType are set inside a sub-agent: the
+	// session that delegated (Claude's session_id), the sub-agent's own
+	// session and its type.
+	SessionID string
+	AgentID   string
+	AgentType string
+}
+
+// claudeCarrier is implemented by the payloads that carry Claude.
+type claudeCarrier interface{ claude() *Claude }
+
+func (p *PreToolCall) claude() *Claude      { return &p.Claude }
+func (p *ToolResult) claude() *Claude       { return &p.Claude }
+func (p *PreLLMCall) claude() *Claude       { return &p.Claude }
+func (p *PostLLMCall) claude() *Claude      { return &p.Claude }
+func (p *SessionStarted) claude() *Claude   { return &p.Claude }
+func (p *SessionFinalized) claude() *Claude { return &p.Claude }
+func (p *SubagentStop) claude() *Claude     { return &p.Claude }
 
 // ToolNamer is implemented by payloads that name a tool, so matchers can
 // filter on it.

@@ -66,7 +66,10 @@ type Subscription struct {
 	// Matcher, if set, filters tool events by tool name.
 	Matcher func(tool string) bool
 	// Accept, if set, filters events by payload (after Matcher): a Claude
-	// Code PostToolUse hook takes only calls that succeeded.
+	// Code PostToolUse hook takes only calls that succeeded. It alone
+	// decides on the events herald emits for Claude Code's dialect only
+	// (SessionStarted.ClaudeOnly): a subscriber without one never gets
+	// them, so Hermes-shaped subscribers see what Hermes emits.
 	Accept func(payload any) bool
 	// FailClosed makes a failing pre_tool_call subscriber block.
 	FailClosed bool
@@ -612,7 +615,11 @@ func (r *Registry) flush(ctx context.Context, s *sub) {
 }
 
 func matches(s *sub, payload any) bool {
-	if s.Accept != nil && !s.Accept(payload) {
+	if s.Accept != nil {
+		if !s.Accept(payload) {
+			return false
+		}
+	} else if p, ok := payload.(*SessionStarted); ok && p.ClaudeOnly {
 		return false
 	}
 	if s.Matcher == nil {

@@ -136,6 +136,9 @@ func ParseShellHooks(n *yaml.Node) (specs []ShellSpec, warns, infos []string) {
 		for idx, e := range v.Content {
 			where := fmt.Sprintf("hooks.%s[%d]", name, idx)
 			spec, w, ok := parseShellEntry(e, event, where, pt)
+			if _, claude := claudeNameSet[name]; claude {
+				spec.ClaudeEvent = name // PostToolUseFailure is not PostToolUse
+			}
 			for _, x := range w {
 				warns = append(warns, fmt.Sprintf("config.yaml:%d: %s", e.Line, x))
 			}
@@ -172,7 +175,13 @@ func parseShellEntry(e *yaml.Node, event, where string, pt Point) (ShellSpec, []
 		if m.Kind != yaml.ScalarNode {
 			warns = append(warns, where+".matcher must be a string; ignored")
 		} else if mv := strings.TrimSpace(m.Value); mv != "" {
-			if !pt.Tool {
+			if claude && claudeValueMatched(event) {
+				// Claude Code matches SessionStart's source, SessionEnd's
+				// reason and SubagentStop's agent type
+				if w := s.setClaudeMatcher(mv); w != "" {
+					warns = append(warns, where+": "+w)
+				}
+			} else if !pt.Tool {
 				warns = append(warns, fmt.Sprintf("%s: matcher=%q will be ignored at runtime (matchers apply to tool events only)", where, mv))
 			} else if claude {
 				if w := s.setClaudeMatcher(mv); w != "" {

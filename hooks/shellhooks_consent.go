@@ -377,6 +377,14 @@ func (h *ShellHooks) Register(specs []ShellSpec) []RegisterResult {
 			spec := s
 			sub.Matcher = spec.Matches
 		}
+		if s.Dialect == "claude" {
+			var match func(string) bool
+			if s.Matcher != "" && claudeValueMatched(s.Event) {
+				spec := s
+				match = spec.claudeMatches
+			}
+			sub.Accept = ClaudeAccept(s.Event, s.ClaudeEvent, match)
+		}
 		switch {
 		case err == nil && s.Persistent:
 			ph := NewPersistent(h.Runner, s, s.Concurrency)
