@@ -80,12 +80,14 @@ func mediaKind(f slackapi.File) (kind, mimeType string) {
 }
 
 func isAudioClip(f slackapi.File) bool {
-	if strings.HasPrefix(strings.ToLower(f.Name), "audio_message") {
+	mimeType := strings.ToLower(f.Mimetype)
+	audioOrVideo := strings.HasPrefix(mimeType, "audio/") || strings.HasPrefix(mimeType, "video/")
+	if audioOrVideo && strings.HasPrefix(strings.ToLower(f.Name), "audio_message") {
 		return true
 	}
 	// an uploaded audio file is shown as audio too, but keeps its audio/…
 	// MIME type; a clip is recorded into a video container
-	return f.MediaDisplayType == "audio" && strings.HasPrefix(strings.ToLower(f.Mimetype), "video/")
+	return f.MediaDisplayType == "audio" && strings.HasPrefix(mimeType, "video/")
 }
 
 // fileRef names a file in errors: its id, or failing that its name.
