@@ -39,24 +39,35 @@ const maxRedirects = 5
 
 // mediaOf turns the files of a message into herald.Media. Files with
 // nothing to fetch (deleted, hidden by the plan's limit, no URL) are
-// skipped.
+// skipped. A Slack Connect file arrives as its id alone (file_access:
+// check_file_info): its Media has only Ref, and Fetch looks it up.
 func mediaOf(files []slackapi.File) []herald.Media {
 	var out []herald.Media
 	for _, f := range files {
-		if f.Mode == "tombstone" || f.Mode == "hidden_by_limit" {
+		if f.ID == "" || f.Mode == "tombstone" || f.Mode == "hidden_by_limit" {
 			continue
 		}
-		u := f.URLPrivateDownload
-		if u == "" {
-			u = f.URLPrivate
+		if f.FileAccess == "check_file_info" {
+			out = append(out, herald.Media{Type: herald.MediaDocument, Ref: f.ID})
+			continue
 		}
-		if u == "" || f.ID == "" {
+		u := fileURL(f)
+		if u == "" {
 			continue
 		}
 		kind, mimeType := mediaKind(f)
 		out = append(out, herald.Media{Type: kind, MIME: mimeType, Name: f.Name, Size: max(int64(f.Size), 0), URL: u, Ref: f.ID})
 	}
 	return out
+}
+
+// fileURL is where a file's bytes are: url_private_download, or
+// url_private.
+func fileURL(f slackapi.File) string {
+	if f.URLPrivateDownload != "" {
+		return f.URLPrivateDownload
+	}
+	return f.URLPrivate
 }
 
 // mediaKind reads a Slack file's kind and MIME type. Slack's audio clips
@@ -130,13 +141,22 @@ func (a *Adapter) mayGetToken(u *url.URL) bool {
 }
 
 // Fetch implements adapters.Fetcher: it GETs the file's url_private with
-// the bot token. The URL came from an event, so the token goes only to
+// the bot token (a Media with only a Ref, a Slack Connect file, is looked
+// up with files.info first). The URL came from an event, so the token goes only to
 // Slack's file host (Config.FilesURL) or the Web API's host; any other
 // URL is refused before a request is made, and a redirect to another host
 // is not followed. A file the token cannot read (Slack answers with its
 // sign-in page) is an error, as is a body past Config.FetchLimit.
 func (a *Adapter) Fetch(ctx context.Context, m herald.Media) (io.ReadCloser, error) {
 	ref := fileRef(m)
+	if m.URL == "" && m.Ref != "" {
+		// a Slack Connect file: its URL is read with files.info
+		f, _, _, err := a.api.GetFileInfoContext(ctx, m.Ref, 1, 1)
+		if err != nil {
+			return nil, mapError("fetch file "+ref+": files.info", err, "SLACK_BOT_TOKEN")
+		}
+		m.URL = fileURL(*f)
+	}
 	u, err := url.Parse(m.URL)
 	if err != nil || m.URL == "" {
 		return nil, fmt.Errorf("slack: fetch file %s: no usable url_private", ref)

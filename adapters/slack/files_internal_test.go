@@ -18,8 +18,9 @@ import (
 // event as Slack sends it (testdata/file_share_event.json, parsed by
 // slack-go as the Events API receiver does): an image, an audio clip
 // recorded in Slack (voice; its video/mp4 MIME read as audio/mp4), an
-// uploaded MP3 (audio), a video, a snippet, a PDF, and a file hidden by
-// the plan's limit and a deleted one (both skipped: nothing to fetch).
+// uploaded MP3 (audio), a video, a snippet, a PDF, a Slack Connect file
+// (its id only), and a file hidden by the plan's limit and a deleted one
+// (both skipped: nothing to fetch).
 func TestInboundMediaGolden(t *testing.T) {
 	raw, err := os.ReadFile(filepath.Join("testdata", "file_share_event.json"))
 	if err != nil {

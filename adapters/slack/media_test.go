@@ -369,3 +369,35 @@ func TestSendFileErrors(t *testing.T) {
 		t.Errorf("uploads = %+v", srv.Uploads())
 	}
 }
+
+// TestSlackConnectFileStub: in Slack Connect channels an event carries
+// only the file's id (file_access: check_file_info); the Media holds the
+// id and Fetch looks the URL up with files.info.
+func TestSlackConnectFileStub(t *testing.T) {
+	srv := newFake(t)
+	ad := newAdapter(srv)
+	sink := make(chanSink, 8)
+	run(t, ad, sink)
+	f := srv.AddFile("shared.pdf", "application/pdf", []byte("%PDF-1.7 shared"))
+	ev := srv.MessageEvent("C5", "channel", "U5", "from the other org", "")
+	ev["subtype"] = "file_share"
+	ev["files"] = []any{f.Stub()}
+	srv.Inject(ev)
+	m := sink.next(t)
+	want := []herald.Media{{Type: herald.MediaDocument, Ref: f.ID}}
+	if !mediaEqual(m.Media, want) {
+		t.Fatalf("media = %+v, want %+v", m.Media, want)
+	}
+	rc, err := ad.Fetch(ctxT(t), m.Media[0])
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, _ := io.ReadAll(rc)
+	rc.Close()
+	if string(b) != "%PDF-1.7 shared" || srv.Calls("files.info") != 1 {
+		t.Errorf("fetched %q with %d files.info calls", b, srv.Calls("files.info"))
+	}
+	if _, err := ad.Fetch(ctxT(t), herald.Media{Ref: "F404"}); err == nil || !strings.Contains(err.Error(), "F404") || !strings.Contains(err.Error(), "file_not_found") {
+		t.Errorf("unknown file: err = %v", err)
+	}
+}

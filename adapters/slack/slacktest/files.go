@@ -48,6 +48,13 @@ func (f File) Object() map[string]any {
 	return o
 }
 
+// Stub returns the file as Slack puts it in events in Slack Connect
+// channels: its id only (file_access: check_file_info), the rest to be
+// read with files.info.
+func (f File) Stub() map[string]any {
+	return map[string]any{"id": f.ID, "mode": "file_access", "file_access": "check_file_info", "created": 0, "timestamp": 0, "user": ""}
+}
+
 // FileRequest is one GET of a file URL.
 type FileRequest struct {
 	Path string
@@ -165,6 +172,18 @@ func (s *Server) serveRoot(w http.ResponseWriter, r *http.Request) {
 	}
 	w.Header().Set("Content-Type", "text/html; charset=utf-8")
 	io.WriteString(w, signInPage)
+}
+
+// fileInfo is files.info.
+func (s *Server) fileInfo(w http.ResponseWriter, r *http.Request) {
+	s.mu.Lock()
+	f := s.files[r.PostForm.Get("file")]
+	s.mu.Unlock()
+	if f == nil {
+		writeJSON(w, 200, apiResp{"ok": false, "error": "file_not_found"})
+		return
+	}
+	writeJSON(w, 200, apiResp{"ok": true, "file": f.Object(), "comments": []any{}, "paging": apiResp{"count": 0, "total": 0, "page": 1, "pages": 0}})
 }
 
 // getUploadURL is files.getUploadURLExternal.

@@ -295,6 +295,8 @@ func (s *Server) serveAPI(w http.ResponseWriter, r *http.Request) {
 			msg["thread_ts"] = p.ThreadTS
 		}
 		writeJSON(w, 200, apiResp{"ok": true, "channel": ch, "ts": p.TS, "text": p.Text, "message": msg})
+	case "files.info":
+		s.fileInfo(w, r)
 	case "files.getUploadURLExternal":
 		s.getUploadURL(w, r)
 	case "files.completeUploadExternal":
