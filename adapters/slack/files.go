@@ -155,7 +155,8 @@ func (a *Adapter) Fetch(ctx context.Context, m herald.Media) (io.ReadCloser, err
 		if err != nil {
 			return nil, mapError("fetch file "+ref+": files.info", err, "SLACK_BOT_TOKEN")
 		}
-		m.URL = fileURL(*f)
+		// its type tells an HTML file from Slack's sign-in page
+		m.URL, m.MIME, m.Name = fileURL(*f), f.Mimetype, f.Name
 	}
 	u, err := url.Parse(m.URL)
 	if err != nil || m.URL == "" {
