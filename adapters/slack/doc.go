@@ -13,6 +13,18 @@
 // channel message gets its own ts as ThreadID, so the reply (and the
 // session) lives in a thread under it. DMs are answered in place.
 //
+// Files: the files on a message (subtype file_share, or files on an
+// ordinary message or app_mention) become herald.Media (kind from the
+// MIME type; Slack's audio clips are voice), with url_private_download as
+// URL and the file id as Ref; the text, possibly empty, stays the text.
+// Fetch reads them with the bot token, which it sends only to Slack's
+// file host (Config.FilesURL) or the Web API's host, never to a URL
+// elsewhere or across a redirect; a token that cannot read the file gets
+// Slack's sign-in page, which Fetch reports as an error naming the file
+// and the files:read scope. SendFile uploads with files.uploadV2's three
+// steps into the target's channel and thread, the caption in mrkdwn as
+// its initial comment.
+//
 // Socket Mode: an envelope is acknowledged once its event was handed to
 // the Sink and the Sink took it (the gateway stores it first, one commit's
 // time, well inside the 3 s after which Slack re-sends envelopes not

@@ -306,3 +306,19 @@ func TestGatewayDispatchSkipSendsNothing(t *testing.T) {
 		t.Errorf("posts = %+v", posts)
 	}
 }
+
+// TestGatewayCaptionlessFileShareIsAnswered: a photo shared in a DM with
+// no text goes through the gateway and is answered in the DM.
+func TestGatewayCaptionlessFileShareIsAnswered(t *testing.T) {
+	srv := newFake(t)
+	startGateway(t, srv, fixedModel{"got your photo"})
+	photo := srv.AddFile("photo.png", "image/png", pngBytes)
+	srv.ShareFiles("DU42", "im", "U42", "", photo)
+	posts, err := srv.WaitPosts(ctxT(t), 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if p := posts[0]; p.Channel != "DU42" || !strings.Contains(p.Text, "got your photo") {
+		t.Errorf("post = %+v", p)
+	}
+}

@@ -12,28 +12,13 @@ import (
 	"time"
 
 	"github.com/heraldgw/herald"
-	"github.com/heraldgw/herald/adapters/slack"
 	"github.com/heraldgw/herald/adapters/slack/slacktest"
 )
 
 func TestEventsAPI(t *testing.T) {
 	srv := newFake(t)
-	addr := make(chan string, 1)
-	ad := newAdapter(srv, func(c *slack.Config) {
-		c.Mode = slack.ModeEvents
-		c.AppToken = ""
-		c.EventsListen = "127.0.0.1:0"
-		c.OnListen = func(a string) { addr <- a }
-	})
 	sink := make(chanSink, 8)
-	run(t, ad, sink)
-	var url string
-	select {
-	case a := <-addr:
-		url = "http://" + a + "/slack/events"
-	case <-time.After(wait):
-		t.Fatal("events receiver did not listen")
-	}
+	ad, url := runEvents(t, srv, sink)
 	if h := ad.Health(); h != "connected" {
 		t.Errorf("Health = %q", h)
 	}

@@ -82,3 +82,24 @@ func run(t *testing.T, ad *slack.Adapter, sink adapters.Sink) <-chan error {
 	})
 	return done
 }
+
+// runEvents runs the adapter in Events API mode on a free port until the
+// test ends and returns the receiver's URL.
+func runEvents(t *testing.T, srv *slacktest.Server, sink adapters.Sink) (*slack.Adapter, string) {
+	t.Helper()
+	addr := make(chan string, 1)
+	ad := newAdapter(srv, func(c *slack.Config) {
+		c.Mode = slack.ModeEvents
+		c.AppToken = ""
+		c.EventsListen = "127.0.0.1:0"
+		c.OnListen = func(a string) { addr <- a }
+	})
+	run(t, ad, sink)
+	select {
+	case a := <-addr:
+		return ad, "http://" + a + "/slack/events"
+	case <-time.After(wait):
+		t.Fatal("events receiver did not listen")
+		return nil, ""
+	}
+}

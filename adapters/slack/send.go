@@ -20,20 +20,13 @@ import (
 // Send implements adapters.Adapter with chat.postMessage. A target's
 // ThreadID (or, failing that, Outgoing.ReplyTo) is the thread replied in.
 func (a *Adapter) Send(ctx context.Context, to herald.Target, m adapters.Outgoing) (adapters.Sent, error) {
-	channel := to.ChatID
-	if channel == "" {
-		channel = a.cfg.HomeChannel
-	}
-	if channel == "" {
-		return adapters.Sent{}, errors.New("slack: send: no channel (and no home channel: set SLACK_HOME_CHANNEL)")
+	channel, thread, err := a.destination(to, m.ReplyTo)
+	if err != nil {
+		return adapters.Sent{}, err
 	}
 	opts := []slackapi.MsgOption{a.textOption(m.Text, m.Plain)}
 	if m.Plain {
 		opts = append(opts, slackapi.MsgOptionDisableMarkdown())
-	}
-	thread := to.ThreadID
-	if thread == "" {
-		thread = m.ReplyTo
 	}
 	if thread != "" {
 		opts = append(opts, slackapi.MsgOptionTS(thread))
@@ -47,6 +40,24 @@ func (a *Adapter) Send(ctx context.Context, to herald.Target, m adapters.Outgoin
 	}
 	a.remember(channel, ts, m.Text)
 	return adapters.Sent{MessageID: ts}, nil
+}
+
+// destination is the channel and thread a message or file for to goes
+// to: the target's chat (or the home channel), and its thread (or
+// replyTo's).
+func (a *Adapter) destination(to herald.Target, replyTo string) (channel, thread string, err error) {
+	channel = to.ChatID
+	if channel == "" {
+		channel = a.cfg.HomeChannel
+	}
+	if channel == "" {
+		return "", "", errors.New("slack: send: no channel (and no home channel: set SLACK_HOME_CHANNEL)")
+	}
+	thread = to.ThreadID
+	if thread == "" {
+		thread = replyTo
+	}
+	return channel, thread, nil
 }
 
 // Edit implements adapters.Editor with chat.update; an edit that would

@@ -62,6 +62,15 @@ type Config struct {
 	HomeChannel string
 	// HTTPClient is used for the Web API (default: 30 s timeout).
 	HTTPClient *http.Client
+	// FilesURL is Slack's file host, the only place besides APIURL's host
+	// that Fetch sends the bot token to (default DefaultFilesURL; GovSlack
+	// serves files from https://files.slack-gov.com/).
+	FilesURL string
+	// FetchTimeout bounds one Fetch, reading included (default
+	// DefaultFetchTimeout); FetchLimit is the most bytes it reads
+	// (default MaxFileSize).
+	FetchTimeout time.Duration
+	FetchLimit   int64
 	// PingInterval is how long Socket Mode waits for a server ping before
 	// it reconnects (slack-go's default, 30 s, when zero).
 	PingInterval time.Duration
@@ -74,6 +83,9 @@ type Adapter struct {
 	cfg Config
 	log *slog.Logger
 	api *slackapi.Client
+	// fetcher downloads files (Fetch); it follows redirects only on hosts
+	// that may get the token
+	fetcher *http.Client
 
 	mu      sync.Mutex
 	health  string
@@ -88,6 +100,8 @@ var (
 	_ adapters.Editor        = (*Adapter)(nil)
 	_ adapters.Healther      = (*Adapter)(nil)
 	_ adapters.HomeChanneler = (*Adapter)(nil)
+	_ adapters.Fetcher       = (*Adapter)(nil)
+	_ adapters.FileSender    = (*Adapter)(nil)
 )
 
 // New builds the adapter; nothing connects until Run.
@@ -115,6 +129,15 @@ func New(cfg Config) *Adapter {
 	if cfg.HTTPClient == nil {
 		cfg.HTTPClient = &http.Client{Timeout: 30 * time.Second}
 	}
+	if cfg.FilesURL == "" {
+		cfg.FilesURL = DefaultFilesURL
+	}
+	if cfg.FetchTimeout <= 0 {
+		cfg.FetchTimeout = DefaultFetchTimeout
+	}
+	if cfg.FetchLimit <= 0 {
+		cfg.FetchLimit = MaxFileSize
+	}
 	a := &Adapter{cfg: cfg, log: cfg.Log, health: "starting", threads: newBoundedSet(10000), edits: map[string]string{}}
 	opts := []slackapi.Option{
 		slackapi.OptionAPIURL(cfg.APIURL),
@@ -125,6 +148,7 @@ func New(cfg Config) *Adapter {
 		opts = append(opts, slackapi.OptionAppLevelToken(cfg.AppToken))
 	}
 	a.api = slackapi.New(cfg.BotToken, opts...)
+	a.fetcher = a.newFetchClient()
 	return a
 }
 

@@ -1,8 +1,8 @@
 package slack
 
 // translate.go turns Slack's message and app_mention events into
-// herald.Messages: chat type, thread, mention, and text cleaned of the
-// bot's mention and Slack's escaping.
+// herald.Messages: chat type, thread, mention, text cleaned of the bot's
+// mention and Slack's escaping, and the files shared with it (files.go).
 
 import (
 	"regexp"
@@ -10,6 +10,7 @@ import (
 	"sync"
 	"time"
 
+	slackapi "github.com/slack-go/slack"
 	"github.com/slack-go/slack/slackevents"
 
 	"github.com/heraldgw/herald"
@@ -23,6 +24,7 @@ func (a *Adapter) translate(data any) (herald.Message, bool) {
 	var (
 		user, text, ts, threadTS, channel, channelType, botID string
 		mentioned                                             bool
+		files                                                 []slackapi.File
 	)
 	switch ev := data.(type) {
 	case *slackevents.MessageEvent:
@@ -30,11 +32,17 @@ func (a *Adapter) translate(data any) (herald.Message, bool) {
 			return herald.Message{}, false
 		}
 		user, text, ts, threadTS, channel, channelType, botID = ev.User, ev.Text, ev.TimeStamp, ev.ThreadTimeStamp, ev.Channel, ev.ChannelType, ev.BotID
+		if ev.Message != nil {
+			// slack-go copies a new message's top-level fields, files
+			// among them, into Message
+			files = ev.Message.Files
+		}
 	case *slackevents.AppMentionEvent:
 		if ev.Edited != nil {
 			return herald.Message{}, false
 		}
 		user, text, ts, threadTS, channel, botID = ev.User, ev.Text, ev.TimeStamp, ev.ThreadTimeStamp, ev.Channel, ev.BotID
+		files = ev.Files
 		mentioned = true
 	default:
 		return herald.Message{}, false
@@ -76,6 +84,7 @@ func (a *Adapter) translate(data any) (herald.Message, bool) {
 			Platform: herald.PlatformSlack, ChatID: channel, ChatType: chatType,
 			UserID: user, UserName: user, ThreadID: thread,
 		},
+		Media:     mediaOf(files),
 		Mentioned: mentioned,
 		Received:  time.Now(),
 	}

@@ -1,11 +1,16 @@
 // Package slacktest is a fake Slack for tests: the Web API methods a bot
-// uses (auth.test, apps.connections.open, chat.postMessage, chat.update)
+// uses (auth.test, apps.connections.open, chat.postMessage, chat.update,
+// files.getUploadURLExternal, files.completeUploadExternal), the file
+// host (url_private, served only to the bot token; anything else is
+// redirected to a 200 HTML sign-in page, as Slack does), the upload URL,
 // and the Socket Mode websocket (hello, events_api envelopes with
 // envelope_id, acks, server pings, disconnect), on 127.0.0.1. The real
 // slack-go client connects to it with slack.OptionAPIURL(srv.APIURL()).
 //
-// A test injects inbound events (DM, channel mention, thread reply, any
-// raw event), reads what the bot posted in order, makes the next posts
+// A test injects inbound events (DM, channel mention, thread reply, file
+// share, any raw event), adds files and reads which requests fetched them
+// with which Authorization, reads what the bot posted and uploaded
+// (channel, thread_ts, initial_comment, name, bytes) in order, makes the next posts
 // fail (429 with Retry-After, or an API error such as invalid_auth),
 // drops or disconnects the websocket, re-delivers an envelope, and checks
 // that every envelope was acknowledged in time. Sign builds the signature

@@ -107,6 +107,10 @@ type Server struct {
 	acks        []Ack
 	seq         int
 	closed      bool
+	files       map[string]*File
+	fileReqs    []FileRequest
+	uploading   map[string]*pendingUpload
+	uploads     []Upload
 }
 
 // New starts a fake Slack. Close it when done.
@@ -126,10 +130,14 @@ func New(opts Options) *Server {
 	s := &Server{
 		opts: opts, changed: make(chan struct{}),
 		calls: map[string]int{}, fails: map[string][]Failure{}, byID: map[string]*envelope{},
+		files: map[string]*File{}, uploading: map[string]*pendingUpload{},
 	}
 	mux := http.NewServeMux()
 	mux.HandleFunc("/api/", s.serveAPI)
 	mux.HandleFunc("/ws", s.serveWS)
+	mux.HandleFunc("/files-pri/", s.serveFile)
+	mux.HandleFunc("/upload/v1/", s.serveUpload)
+	mux.HandleFunc("/", s.serveRoot)
 	s.http = httptest.NewServer(mux)
 	return s
 }
@@ -287,6 +295,12 @@ func (s *Server) serveAPI(w http.ResponseWriter, r *http.Request) {
 			msg["thread_ts"] = p.ThreadTS
 		}
 		writeJSON(w, 200, apiResp{"ok": true, "channel": ch, "ts": p.TS, "text": p.Text, "message": msg})
+	case "files.info":
+		s.fileInfo(w, r)
+	case "files.getUploadURLExternal":
+		s.getUploadURL(w, r)
+	case "files.completeUploadExternal":
+		s.completeUpload(w, r)
 	default:
 		writeJSON(w, 200, apiResp{"ok": false, "error": "unknown_method"})
 	}
