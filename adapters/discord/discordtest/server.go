@@ -3,6 +3,7 @@ package discordtest
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"math"
@@ -37,8 +38,12 @@ type Message struct {
 	// AllowedMentions is the allowed_mentions object as sent (nil when
 	// absent).
 	AllowedMentions json.RawMessage
-	// Body is the request body as sent.
+	// Body is the request's JSON (payload_json for an upload).
 	Body json.RawMessage
+	// Files are the uploaded files, in order.
+	Files []File
+	// Attachments describe Files as the fake answered them.
+	Attachments []*discordgo.MessageAttachment
 }
 
 // Edit is one edit the bot made.
@@ -89,6 +94,11 @@ type Server struct {
 	failures    []failure
 	rejected    int
 	channels    map[string]*discordgo.Channel
+	files       map[string]attachment // URL path → attachment
+	extras      map[string]voiceExtra // attachment id → voice fields
+	chunked     bool
+	downloads   int
+	uploadLimit int64
 	wg          sync.WaitGroup
 }
 
@@ -118,7 +128,11 @@ func New() *Server {
 		messages: map[string]*Message{},
 		typing:   map[string]int{},
 		channels: map[string]*discordgo.Channel{},
+		files:    map[string]attachment{},
+		extras:   map[string]voiceExtra{},
 		nextID:   1000,
+
+		uploadLimit: DefaultUploadLimit,
 	}
 	mux := http.NewServeMux()
 	mux.HandleFunc("GET /api/v9/gateway", s.auth(s.gateway))
@@ -129,6 +143,7 @@ func New() *Server {
 	mux.HandleFunc("PATCH /api/v9/channels/{id}/messages/{mid}", s.auth(s.patchMessage))
 	mux.HandleFunc("POST /api/v9/channels/{id}/typing", s.auth(s.postTyping))
 	mux.HandleFunc("GET /gateway/", s.serveWS)
+	mux.HandleFunc("GET /attachments/", s.serveAttachment)
 	mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
 		apiError(w, http.StatusNotFound, 0, "404: Not Found")
 	})
@@ -380,6 +395,7 @@ func (s *Server) Inject(m *discordgo.Message) string {
 		m.Timestamp = time.Now().UTC()
 	}
 	data, _ := json.Marshal(m)
+	data = s.withExtras(data)
 	s.lastSeq++
 	ev := event{seq: s.lastSeq, typ: "MESSAGE_CREATE", data: data}
 	s.events = append(s.events, ev)
@@ -625,8 +641,23 @@ func (s *Server) channel(w http.ResponseWriter, r *http.Request) {
 }
 
 func (s *Server) postMessage(w http.ResponseWriter, r *http.Request) {
-	raw, err := io.ReadAll(r.Body)
-	if err != nil {
+	var raw []byte
+	var files []File
+	var err error
+	s.mu.Lock()
+	limit := s.uploadLimit
+	s.mu.Unlock()
+	if strings.HasPrefix(r.Header.Get("Content-Type"), "multipart/form-data") {
+		raw, files, err = s.readUpload(r, limit)
+		if errors.Is(err, errTooLarge) {
+			apiError(w, http.StatusRequestEntityTooLarge, 40005, errTooLarge.Error())
+			return
+		}
+		if err != nil {
+			apiError(w, http.StatusBadRequest, 50035, "Invalid Form Body")
+			return
+		}
+	} else if raw, err = io.ReadAll(r.Body); err != nil {
 		return
 	}
 	var body struct {
@@ -652,7 +683,7 @@ func (s *Server) postMessage(w http.ResponseWriter, r *http.Request) {
 	}
 	s.mu.Unlock()
 	switch n := utf8.RuneCountInString(body.Content); {
-	case n == 0:
+	case n == 0 && len(files) == 0:
 		apiError(w, http.StatusBadRequest, 50006, "Cannot send an empty message")
 		return
 	case n > MaxContent:
@@ -663,11 +694,13 @@ func (s *Server) postMessage(w http.ResponseWriter, r *http.Request) {
 		})
 		return
 	}
-	s.mu.Lock()
-	m := Message{ID: s.newID(), ChannelID: r.PathValue("id"), Content: body.Content, AllowedMentions: body.AllowedMentions, Body: raw}
+	m := Message{ChannelID: r.PathValue("id"), Content: body.Content, AllowedMentions: body.AllowedMentions, Body: raw, Files: files}
+	m.Attachments = s.wireAttachments(m.ChannelID, files)
 	if body.Reference != nil {
 		m.ReplyTo = body.Reference.MessageID
 	}
+	s.mu.Lock()
+	m.ID = s.newID()
 	s.sent = append(s.sent, m)
 	s.messages[m.ID] = &m
 	s.notify()
@@ -694,6 +727,7 @@ func (s *Server) wireMessage(m Message) map[string]any {
 	return map[string]any{
 		"id": m.ID, "channel_id": m.ChannelID, "content": m.Content, "author": s.Bot(),
 		"timestamp": time.Now().UTC().Format(time.RFC3339Nano), "type": 0,
+		"attachments": m.Attachments,
 	}
 }
 
