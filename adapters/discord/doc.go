@@ -11,7 +11,11 @@
 // mentioned or the message replies to one of the bot's; the mention is
 // cut from the text. The bot's own messages are dropped, as are other
 // bots' unless Config.AllowBots lets them in. Messages reach the Sink one at a time, in
-// gateway order.
+// gateway order. Each attachment becomes a herald.Media (kind from the
+// content type, or the file name when Discord sent none; a voice message,
+// flagged IS_VOICE_MESSAGE or carrying duration_secs/waveform, is voice,
+// other audio is audio; Ref is the attachment id); a message with
+// attachments and no text arrives with empty text.
 //
 // Outbound: a target's ThreadID, when set, is the channel written to.
 // Replies may mention users but never @everyone, @here or roles. Errors:
