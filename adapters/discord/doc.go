@@ -26,6 +26,15 @@
 // characters, 403 missing permission) are plain errors. Edit skips an edit
 // to the text a message already has.
 //
+// Media: Fetch (adapters.Fetcher) downloads an attachment from Discord's
+// CDN only (Config.MediaHosts over https, plus the API base's host when
+// it is not Discord's), sends no credentials, re-checks every redirect,
+// and fails past Config.FetchLimit rather than truncating. SendFile
+// (adapters.FileSender) uploads one file with its caption as the text,
+// as a reply when asked; a caption over 2000 characters follows the file
+// as text messages. MaxFileSize is Config.MaxUpload (10 MiB by default).
+// Downloads and uploads are bounded by Config.MediaTimeout.
+//
 // Run: the token is checked (GET /users/@me) before the gateway; 401/403,
 // or gateway close codes 4004/4013/4014, are fatal. Each handshake is
 // bounded by Config.OpenTimeout: discordgo's Open takes no context and can

@@ -3,7 +3,13 @@ package discord_test
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"strconv"
 	"strings"
+	"sync/atomic"
 	"testing"
 
 	"github.com/bwmarrin/discordgo"
@@ -85,4 +91,115 @@ func TestInboundMedia(t *testing.T) {
 		t.Fatal(err)
 	}
 	golden(t, "inbound_media.json", bytes.ReplaceAll(body, []byte(srv.URL()), []byte("https://cdn.discordapp.com")))
+}
+
+// media describes an attachment as the inbound side does.
+func media(at *discordgo.MessageAttachment) herald.Media {
+	return herald.Media{Type: herald.MediaType(at.ContentType), MIME: at.ContentType, Name: at.Filename, Size: int64(at.Size), URL: at.URL, Ref: at.ID}
+}
+
+// TestFetch reads attachments through the adapter's Fetcher: only from
+// the attachment hosts, without credentials, within a hard ceiling.
+func TestFetch(t *testing.T) {
+	srv := discordtest.New()
+	t.Cleanup(srv.Close)
+	var foreignHits atomic.Int32
+	foreign := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		foreignHits.Add(1)
+		w.Write([]byte("internal secrets"))
+	}))
+	t.Cleanup(foreign.Close)
+	a := discord.New(discord.Config{Token: "tok", APIBase: srv.APIBase()})
+	small := discord.New(discord.Config{Token: "tok", APIBase: srv.APIBase(), FetchLimit: 1024})
+	ctx := waitCtx(t)
+
+	read := func(a *discord.Adapter, m herald.Media) ([]byte, error) {
+		rc, err := a.Fetch(ctx, m)
+		if err != nil {
+			return nil, err
+		}
+		defer rc.Close()
+		return io.ReadAll(rc)
+	}
+	checkErr := func(t *testing.T, err error, target error, at herald.Media) {
+		t.Helper()
+		if !errors.Is(err, target) {
+			t.Fatalf("err = %v, want %v", err, target)
+		}
+		if !strings.Contains(err.Error(), strconv.Quote(at.Name)) || strings.Contains(err.Error(), "hm=") || strings.Contains(err.Error(), "tok") {
+			t.Errorf("err = %q: want the attachment's name, not its URL's query or the token", err)
+		}
+	}
+
+	photo := bytes.Repeat([]byte("\x89PNG"), 2048) // 8 KiB
+	at := media(srv.AddAttachment("dm-42", "photo.png", "image/png", photo))
+	t.Run("bytes", func(t *testing.T) {
+		got, err := read(a, at)
+		if err != nil || !bytes.Equal(got, photo) {
+			t.Fatalf("read %d bytes, err %v; want the %d bytes served", len(got), err, len(photo))
+		}
+		if all, auth := srv.Downloads(); all != 1 || auth != 0 {
+			t.Errorf("%d downloads, %d with credentials; want 1 and 0", all, auth)
+		}
+	})
+	t.Run("exactly the ceiling", func(t *testing.T) {
+		exact := media(srv.AddAttachment("dm-42", "exact.bin", "application/octet-stream", photo[:1024]))
+		srv.ChunkedDownloads(true)
+		defer srv.ChunkedDownloads(false)
+		if got, err := read(small, exact); err != nil || len(got) != 1024 {
+			t.Fatalf("read %d bytes, err %v", len(got), err)
+		}
+	})
+	t.Run("over the ceiling, by Content-Length", func(t *testing.T) {
+		_, err := small.Fetch(ctx, at)
+		checkErr(t, err, discord.ErrFetchTooLarge, at)
+	})
+	t.Run("over the ceiling, chunked", func(t *testing.T) {
+		srv.ChunkedDownloads(true)
+		defer srv.ChunkedDownloads(false)
+		rc, err := small.Fetch(ctx, at)
+		if err != nil {
+			t.Fatalf("Fetch: %v (no Content-Length: the body is cut while read)", err)
+		}
+		defer rc.Close()
+		got, err := io.ReadAll(rc)
+		checkErr(t, err, discord.ErrFetchTooLarge, at)
+		if len(got) > 1024 {
+			t.Errorf("read %d bytes past a 1024-byte ceiling", len(got))
+		}
+	})
+
+	refused := []struct{ name, url string }{
+		{"another host", foreign.URL + "/attachments/1/2/photo.png"},
+		{"user info naming the CDN", strings.Replace(foreign.URL, "http://", "http://"+strings.TrimPrefix(srv.URL(), "http://")+"@", 1) + "/x"},
+		{"the CDN over http", "http://cdn.discordapp.com/attachments/1/2/photo.png"},
+		{"the CDN on another port", "https://cdn.discordapp.com:8443/attachments/1/2/photo.png"},
+		{"a look-alike host", "https://cdn.discordapp.com.example.net/attachments/1/2/photo.png"},
+		{"a file URL", "file:///etc/passwd"},
+		{"the API host elsewhere", "https://discord.com/api/v9/users/@me"},
+	}
+	for _, tc := range refused {
+		t.Run("refused/"+tc.name, func(t *testing.T) {
+			m := herald.Media{Name: "photo.png", Ref: "2", URL: tc.url}
+			_, err := a.Fetch(ctx, m)
+			checkErr(t, err, discord.ErrForeignURL, m)
+		})
+	}
+	t.Run("refused/a redirect off the CDN", func(t *testing.T) {
+		moved := media(srv.MovedAttachment("dm-42", "moved.png", foreign.URL+"/inside"))
+		_, err := a.Fetch(ctx, moved)
+		checkErr(t, err, discord.ErrForeignURL, moved)
+	})
+	if n := foreignHits.Load(); n != 0 {
+		t.Errorf("the foreign host was asked %d times", n)
+	}
+
+	t.Run("expired", func(t *testing.T) {
+		gone := at
+		gone.Name, gone.URL = "gone.png", srv.URL()+"/attachments/dm-42/1/gone.png?ex=1&is=2&hm=3&"
+		_, err := a.Fetch(ctx, gone)
+		if err == nil || !strings.Contains(err.Error(), "404") || !strings.Contains(err.Error(), `"gone.png"`) || strings.Contains(err.Error(), "hm=") {
+			t.Errorf("err = %v, want a 404 naming gone.png", err)
+		}
+	})
 }

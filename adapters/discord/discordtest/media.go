@@ -12,6 +12,7 @@ import (
 	"mime"
 	"mime/multipart"
 	"net/http"
+	"net/url"
 	"strconv"
 	"strings"
 
@@ -31,10 +32,11 @@ type File struct {
 	Data        []byte
 }
 
-// attachment is one file the fake serves.
+// attachment is one file the fake serves, or a redirect elsewhere.
 type attachment struct {
 	contentType string
 	data        []byte
+	location    string
 }
 
 // voiceExtra is what Discord adds to a voice message's attachment and
@@ -69,6 +71,17 @@ func (s *Server) VoiceMessage(channelID string, from *discordgo.User, ogg []byte
 		Attachments: []*discordgo.MessageAttachment{at}}
 }
 
+// MovedAttachment makes the fake answer an attachment's URL with a 302
+// to location, and returns the attachment.
+func (s *Server) MovedAttachment(channelID, name, location string) *discordgo.MessageAttachment {
+	at := s.AddAttachment(channelID, name, "application/octet-stream", nil)
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	u, _ := url.Parse(at.URL)
+	s.files[u.Path] = attachment{location: location}
+	return at
+}
+
 // ChunkedDownloads makes attachment downloads leave Content-Length out
 // (chunked encoding), as a proxy in the way might.
 func (s *Server) ChunkedDownloads(on bool) {
@@ -77,11 +90,13 @@ func (s *Server) ChunkedDownloads(on bool) {
 	s.chunked = on
 }
 
-// Downloads is how many times attachments were downloaded.
-func (s *Server) Downloads() int {
+// Downloads is how many times attachments were downloaded, and how many
+// of those requests carried an Authorization header (Discord's CDN needs
+// none, so a client that sends its bot token there leaks it).
+func (s *Server) Downloads() (all, withAuth int) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	return s.downloads
+	return s.downloads, s.downloadsAuth
 }
 
 // SetUploadLimit changes the largest upload the fake takes; a larger one
@@ -122,11 +137,18 @@ func (s *Server) serveAttachment(w http.ResponseWriter, r *http.Request) {
 	chunked := s.chunked
 	if ok {
 		s.downloads++
+		if r.Header.Get("Authorization") != "" {
+			s.downloadsAuth++
+		}
 		s.notify()
 	}
 	s.mu.Unlock()
 	if !ok {
 		http.Error(w, "This content is no longer available.", http.StatusNotFound)
+		return
+	}
+	if f.location != "" {
+		http.Redirect(w, r, f.location, http.StatusFound)
 		return
 	}
 	w.Header().Set("Content-Type", f.contentType)

@@ -68,38 +68,39 @@ type failure struct {
 type Server struct {
 	http *httptest.Server
 
-	mu          sync.Mutex
-	changed     chan struct{}
-	closed      bool
-	token       string
-	events      []event
-	lastSeq     int64 // highest event seq assigned
-	deliveredTo int64 // highest event seq written to a connection
-	nextID      int64
-	conn        *conn // the connection that completed a handshake, if any
-	conns       map[*conn]struct{}
-	sessionN    int
-	sessionID   string
-	identifies  int
-	lastIdent   json.RawMessage
-	resumes     int
-	replay      int
-	op7         int
-	refuse      int
-	refused     int
-	sent        []Message
-	messages    map[string]*Message // id → sent message, for edits
-	edits       []Edit
-	typing      map[string]int
-	failures    []failure
-	rejected    int
-	channels    map[string]*discordgo.Channel
-	files       map[string]attachment // URL path → attachment
-	extras      map[string]voiceExtra // attachment id → voice fields
-	chunked     bool
-	downloads   int
-	uploadLimit int64
-	wg          sync.WaitGroup
+	mu            sync.Mutex
+	changed       chan struct{}
+	closed        bool
+	token         string
+	events        []event
+	lastSeq       int64 // highest event seq assigned
+	deliveredTo   int64 // highest event seq written to a connection
+	nextID        int64
+	conn          *conn // the connection that completed a handshake, if any
+	conns         map[*conn]struct{}
+	sessionN      int
+	sessionID     string
+	identifies    int
+	lastIdent     json.RawMessage
+	resumes       int
+	replay        int
+	op7           int
+	refuse        int
+	refused       int
+	sent          []Message
+	messages      map[string]*Message // id → sent message, for edits
+	edits         []Edit
+	typing        map[string]int
+	failures      []failure
+	rejected      int
+	channels      map[string]*discordgo.Channel
+	files         map[string]attachment // URL path → attachment
+	extras        map[string]voiceExtra // attachment id → voice fields
+	chunked       bool
+	downloads     int
+	downloadsAuth int
+	uploadLimit   int64
+	wg            sync.WaitGroup
 }
 
 type conn struct {
