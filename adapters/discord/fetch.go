@@ -207,6 +207,9 @@ func (c *cappedBody) Read(p []byte) (int, error) {
 		return n, c.tooLarge()
 	}
 	c.left -= int64(n)
+	if err != nil && err != io.EOF {
+		err = fmt.Errorf("discord: fetch %s: %w", c.what, err)
+	}
 	return n, err
 }
 

@@ -11,6 +11,7 @@ import (
 	"strings"
 	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/bwmarrin/discordgo"
 
@@ -166,6 +167,23 @@ func TestFetch(t *testing.T) {
 		checkErr(t, err, discord.ErrFetchTooLarge, at)
 		if len(got) > 1024 {
 			t.Errorf("read %d bytes past a 1024-byte ceiling", len(got))
+		}
+	})
+
+	t.Run("a stalled download ends at MediaTimeout", func(t *testing.T) {
+		const timeout = 200 * time.Millisecond
+		impatient := discord.New(discord.Config{Token: "tok", APIBase: srv.APIBase(), MediaTimeout: timeout})
+		srv.StallDownloads(true)
+		defer srv.StallDownloads(false)
+		start := time.Now()
+		got, err := read(impatient, at)
+		took := time.Since(start)
+		t.Logf("stalled download ended after %s with %d bytes: %v", took.Round(time.Millisecond), len(got), err)
+		if err == nil || !strings.Contains(err.Error(), `"photo.png"`) {
+			t.Errorf("err = %v, want a timeout naming photo.png", err)
+		}
+		if took < timeout || took > bound {
+			t.Errorf("took %s; want about %s", took, timeout)
 		}
 	})
 

@@ -39,7 +39,8 @@
 // attachment with duration_secs and waveform, which Inject adds to the
 // JSON since discordgo's struct has no field for them); MovedAttachment
 // answers with a redirect; ChunkedDownloads leaves Content-Length out of
-// downloads; Downloads counts them, and those that carried credentials.
+// downloads and StallDownloads stops them after the first kilobyte;
+// Downloads counts them, and those that carried credentials.
 //
 // Failures on demand: RateLimitSends makes the next n message sends answer
 // 429 with retry_after; RejectSends makes them answer another status (401,

@@ -90,6 +90,15 @@ func (s *Server) ChunkedDownloads(on bool) {
 	s.chunked = on
 }
 
+// StallDownloads makes attachment downloads send their headers and first
+// kilobyte, then nothing more until the client gives up or the server
+// closes, as a stalled connection would.
+func (s *Server) StallDownloads(on bool) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.stall = on
+}
+
 // Downloads is how many times attachments were downloaded, and how many
 // of those requests carried an Authorization header (Discord's CDN needs
 // none, so a client that sends its bot token there leaks it).
@@ -134,7 +143,7 @@ func (s *Server) withExtras(data []byte) []byte {
 func (s *Server) serveAttachment(w http.ResponseWriter, r *http.Request) {
 	s.mu.Lock()
 	f, ok := s.files[r.URL.Path]
-	chunked := s.chunked
+	chunked, stall, quit := s.chunked, s.stall, s.quit
 	if ok {
 		s.downloads++
 		if r.Header.Get("Authorization") != "" {
@@ -162,10 +171,17 @@ func (s *Server) serveAttachment(w http.ResponseWriter, r *http.Request) {
 		if _, err := w.Write(rest[:n]); err != nil {
 			return
 		}
-		if fl, ok := w.(http.Flusher); ok && chunked {
+		if fl, ok := w.(http.Flusher); ok && (chunked || stall) {
 			fl.Flush()
 		}
 		rest = rest[n:]
+		if stall {
+			select {
+			case <-r.Context().Done():
+			case <-quit:
+			}
+			return
+		}
 	}
 }
 

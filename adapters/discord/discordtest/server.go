@@ -98,6 +98,8 @@ type Server struct {
 	extras        map[string]voiceExtra // attachment id → voice fields
 	chunked       bool
 	downloads     int
+	stall         bool
+	quit          chan struct{} // closed by Close
 	downloadsAuth int
 	uploadLimit   int64
 	wg            sync.WaitGroup
@@ -125,6 +127,7 @@ func (c *conn) closeWith(code int, text string) {
 func New() *Server {
 	s := &Server{
 		changed:  make(chan struct{}),
+		quit:     make(chan struct{}),
 		conns:    map[*conn]struct{}{},
 		messages: map[string]*Message{},
 		typing:   map[string]int{},
@@ -173,6 +176,9 @@ func (s *Server) Bot() *discordgo.User {
 // goroutines.
 func (s *Server) Close() {
 	s.mu.Lock()
+	if !s.closed {
+		close(s.quit)
+	}
 	s.closed = true
 	conns := make([]*conn, 0, len(s.conns))
 	for c := range s.conns {
