@@ -26,7 +26,7 @@ func TestInboundMedia(t *testing.T) {
 	srv := discordtest.New()
 	t.Cleanup(srv.Close) // after the adapter stops: cleanups run last-in first-out
 	rec := &recorder{ch: make(chan herald.Message, 16)}
-	run(t, srv, discord.Config{}, rec)
+	a := run(t, srv, discord.Config{}, rec)
 
 	png := []byte("\x89PNG\r\n\x1a\nfake image")
 	photo := srv.AddAttachment("dm-42", "photo.png", "image/png", png)
@@ -83,6 +83,18 @@ func TestInboundMedia(t *testing.T) {
 				t.Errorf("media kinds %q, want %q", kinds, tc.kinds)
 			}
 			all[tc.name] = got.Media
+			// what arrived is enough to fetch the bytes back
+			for i, m := range got.Media {
+				rc, err := a.Fetch(waitCtx(t), m)
+				if err != nil {
+					t.Fatalf("Fetch %s: %v", m.Name, err)
+				}
+				data, err := io.ReadAll(rc)
+				rc.Close()
+				if err != nil || int64(len(data)) != m.Size || len(data) != tc.in.Attachments[i].Size {
+					t.Errorf("Fetch %s: %d bytes, %v; want %d", m.Name, len(data), err, m.Size)
+				}
+			}
 		})
 	}
 	// the golden file has the fake's address as Discord's CDN, so it

@@ -112,6 +112,22 @@ func TestSendFile(t *testing.T) {
 		}
 	})
 
+	t.Run("a long caption with nowhere to break", func(t *testing.T) {
+		caption := strings.Repeat("é", 4100)
+		before := len(srv.Sent())
+		if _, err := a.SendFile(ctx, dm, adapters.OutgoingFile{Path: chartPath, Caption: caption}); err != nil {
+			t.Fatal(err)
+		}
+		var joined strings.Builder
+		msgs := srv.Sent()[before:]
+		for _, m := range msgs[1:] {
+			joined.WriteString(m.Content)
+		}
+		if len(msgs) != 4 || utf8.RuneCountInString(msgs[1].Content) != 2000 || joined.String() != caption {
+			t.Errorf("%d messages, first part %d characters; want the file, then 2000+2000+100", len(msgs), utf8.RuneCountInString(msgs[1].Content))
+		}
+	})
+
 	big := writeFile(t, "big.bin", make([]byte, 10<<20+1))
 	t.Run("over MaxFileSize", func(t *testing.T) {
 		before := len(srv.Sent())
