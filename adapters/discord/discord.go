@@ -58,8 +58,21 @@ type Config struct {
 	OpenTimeout time.Duration
 	// MinBackoff and MaxBackoff bound the wait between reconnects.
 	MinBackoff, MaxBackoff time.Duration
-	// Transport carries REST calls and the gateway discovery; nil means
-	// http.DefaultTransport.
+	// MediaHosts are the hosts Fetch reads attachments from, over https;
+	// nil means DefaultMediaHosts. The API base's own host is allowed too
+	// when it is not Discord's.
+	MediaHosts []string
+	// FetchLimit is the hard ceiling on one attachment download
+	// (DefaultFetchLimit when 0); the gateway's own cap is usually lower.
+	FetchLimit int64
+	// MaxUpload is the largest file SendFile uploads (DefaultMaxUpload,
+	// 10 MiB, when 0; a boosted server takes 50 or 100 MiB).
+	MaxUpload int64
+	// MediaTimeout bounds one download or upload, body included
+	// (DefaultMediaTimeout when 0).
+	MediaTimeout time.Duration
+	// Transport carries REST calls, the gateway discovery and attachment
+	// downloads; nil means http.DefaultTransport.
 	Transport http.RoundTripper
 	Log       *slog.Logger
 }
@@ -78,6 +91,10 @@ type Adapter struct {
 	lastKeys []string
 	channels map[string]channelInfo
 	conns    *connTracker
+
+	origins []origin     // where Fetch may read from
+	media   *http.Client // attachment downloads: no credentials, no rewriting
+	upload  *http.Client // uploads: REST, with MediaTimeout
 }
 
 var (
@@ -86,6 +103,8 @@ var (
 	_ adapters.Typer         = (*Adapter)(nil)
 	_ adapters.Healther      = (*Adapter)(nil)
 	_ adapters.HomeChanneler = (*Adapter)(nil)
+	_ adapters.Fetcher       = (*Adapter)(nil)
+	_ adapters.FileSender    = (*Adapter)(nil)
 )
 
 // New returns the adapter; nothing connects until Run.
@@ -108,10 +127,25 @@ func New(cfg Config) *Adapter {
 	if cfg.Transport == nil {
 		cfg.Transport = http.DefaultTransport
 	}
+	if cfg.MediaHosts == nil {
+		cfg.MediaHosts = DefaultMediaHosts
+	}
+	if cfg.FetchLimit <= 0 {
+		cfg.FetchLimit = DefaultFetchLimit
+	}
+	if cfg.MaxUpload <= 0 {
+		cfg.MaxUpload = DefaultMaxUpload
+	}
+	if cfg.MediaTimeout <= 0 {
+		cfg.MediaTimeout = DefaultMediaTimeout
+	}
 	a := &Adapter{
 		cfg: cfg, log: cfg.Log, last: map[string]string{}, channels: map[string]channelInfo{},
-		conns: &connTracker{},
+		conns:   &connTracker{},
+		origins: mediaOrigins(cfg.MediaHosts, cfg.APIBase),
+		upload:  &http.Client{Transport: newRewrite(cfg.APIBase, cfg.Transport), Timeout: cfg.MediaTimeout},
 	}
+	a.media = &http.Client{Transport: cfg.Transport, Timeout: cfg.MediaTimeout, CheckRedirect: a.checkRedirect}
 	if a.log == nil {
 		a.log = slog.New(slog.DiscardHandler)
 	}
@@ -168,6 +202,16 @@ func noPings() *discordgo.MessageAllowedMentions {
 	return &discordgo.MessageAllowedMentions{Parse: []discordgo.AllowedMentionType{discordgo.AllowedMentionTypeUsers}}
 }
 
+// reference makes a message a reply to replyTo ("" for none); a reply to
+// a message deleted meanwhile is sent as a plain message.
+func reference(replyTo, ch string) *discordgo.MessageReference {
+	if replyTo == "" {
+		return nil
+	}
+	no := false
+	return &discordgo.MessageReference{MessageID: replyTo, ChannelID: ch, FailIfNotExists: &no}
+}
+
 // Send posts one message. Discord has no parse mode to reject, so Plain
 // changes nothing.
 func (a *Adapter) Send(ctx context.Context, to herald.Target, out adapters.Outgoing) (adapters.Sent, error) {
@@ -175,11 +219,7 @@ func (a *Adapter) Send(ctx context.Context, to herald.Target, out adapters.Outgo
 	if ch == "" {
 		return adapters.Sent{}, errors.New("discord: send: no channel id")
 	}
-	ms := &discordgo.MessageSend{Content: out.Text, AllowedMentions: noPings()}
-	if out.ReplyTo != "" {
-		no := false
-		ms.Reference = &discordgo.MessageReference{MessageID: out.ReplyTo, ChannelID: ch, FailIfNotExists: &no}
-	}
+	ms := &discordgo.MessageSend{Content: out.Text, AllowedMentions: noPings(), Reference: reference(out.ReplyTo, ch)}
 	m, err := a.rest.ChannelMessageSendComplex(ch, ms, discordgo.WithContext(ctx))
 	if err != nil {
 		return adapters.Sent{}, classify(ctx, "send to "+ch, err)

@@ -11,7 +11,11 @@
 // mentioned or the message replies to one of the bot's; the mention is
 // cut from the text. The bot's own messages are dropped, as are other
 // bots' unless Config.AllowBots lets them in. Messages reach the Sink one at a time, in
-// gateway order.
+// gateway order. Each attachment becomes a herald.Media (kind from the
+// content type, or the file name when Discord sent none; a voice message,
+// flagged IS_VOICE_MESSAGE or carrying duration_secs/waveform, is voice,
+// other audio is audio; Ref is the attachment id); a message with
+// attachments and no text arrives with empty text.
 //
 // Outbound: a target's ThreadID, when set, is the channel written to.
 // Replies may mention users but never @everyone, @here or roles. Errors:
@@ -21,6 +25,15 @@
 // *adapters.TemporaryError; other refusals (400 for more than 2000
 // characters, 403 missing permission) are plain errors. Edit skips an edit
 // to the text a message already has.
+//
+// Media: Fetch (adapters.Fetcher) downloads an attachment from Discord's
+// CDN only (Config.MediaHosts over https, plus the API base's host when
+// it is not Discord's), sends no credentials, re-checks every redirect,
+// and fails past Config.FetchLimit rather than truncating. SendFile
+// (adapters.FileSender) uploads one file with its caption as the text,
+// as a reply when asked; a caption over 2000 characters follows the file
+// as text messages. MaxFileSize is Config.MaxUpload (10 MiB by default).
+// Downloads and uploads are bounded by Config.MediaTimeout.
 //
 // Run: the token is checked (GET /users/@me) before the gateway; 401/403,
 // or gateway close codes 4004/4013/4014, are fatal. Each handshake is

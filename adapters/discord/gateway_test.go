@@ -195,6 +195,26 @@ func TestThroughGateway(t *testing.T) {
 		}
 	})
 
+	t.Run("guild: attachment-only reply to the bot is answered", func(t *testing.T) {
+		n, nc := len(srv.Sent()), len(replies(srv, "c1"))
+		plain := srv.GuildMessage("g1", "c1", alice, "")
+		plain.Attachments = []*discordgo.MessageAttachment{srv.AddAttachment("c1", "ignored.png", "image/png", []byte("png"))}
+		srv.Inject(plain)
+		reply := srv.GuildMessage("g1", "c1", alice, "")
+		reply.Type = discordgo.MessageTypeReply
+		reply.MessageReference = &discordgo.MessageReference{MessageID: srv.Sent()[n-1].ID, ChannelID: "c1"}
+		reply.ReferencedMessage = &discordgo.Message{ID: srv.Sent()[n-1].ID, ChannelID: "c1", Content: "earlier", Author: srv.Bot()}
+		reply.Attachments = []*discordgo.MessageAttachment{srv.AddAttachment("c1", "photo.png", "image/png", []byte("png"))}
+		srv.Inject(reply)
+		if _, err := srv.WaitSent(waitCtx(t), n+1); err != nil {
+			t.Fatal(err)
+		}
+		ask(t, srv, alice, "sync media", n+2) // the DM's reply comes after anything c1 caused
+		if got := replies(srv, "c1")[nc:]; len(got) != 1 {
+			t.Errorf("replies in c1 %q, want one (to the reply only)", got)
+		}
+	})
+
 	t.Run("pre_gateway_dispatch skip sends nothing", func(t *testing.T) {
 		n, nd := len(srv.Sent()), len(replies(srv, dm))
 		srv.Inject(srv.DM(alice, "secret plans"))

@@ -2,6 +2,7 @@ package discord
 
 import (
 	"context"
+	"encoding/json"
 	"strings"
 	"time"
 
@@ -20,8 +21,9 @@ type channelInfo struct {
 
 // toMessage translates a MESSAGE_CREATE. It drops the bot's own messages,
 // other bots' (unless AllowBots), system messages and messages with no
-// author.
-func (a *Adapter) toMessage(ctx context.Context, s *discordgo.Session, m *discordgo.Message) (herald.Message, bool) {
+// author. raw is the event's JSON, read for attachments (may be nil). A
+// message with attachments and no text is kept, with empty text.
+func (a *Adapter) toMessage(ctx context.Context, s *discordgo.Session, m *discordgo.Message, raw json.RawMessage) (herald.Message, bool) {
 	if m == nil || m.Author == nil || m.Author.ID == "" {
 		return herald.Message{}, false
 	}
@@ -78,11 +80,7 @@ func (a *Adapter) toMessage(ctx context.Context, s *discordgo.Session, m *discor
 			out.ReplyTo = m.ReferencedMessage.ID
 		}
 	}
-	for _, at := range m.Attachments {
-		if at != nil && at.URL != "" {
-			out.Media = append(out.Media, herald.Media{URL: at.URL, Type: herald.MediaType(at.ContentType), MIME: at.ContentType, Name: at.Filename, Size: int64(at.Size)})
-		}
-	}
+	out.Media = mediaOf(m, raw)
 	return out, true
 }
 

@@ -2,6 +2,7 @@ package discord
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"net"
@@ -22,10 +23,12 @@ import (
 // the session can never be used or closed again.
 var errOpenStuck = errors.New("discord: gateway handshake hung (discordgo#513)")
 
-// inbound is one MESSAGE_CREATE with the session that received it.
+// inbound is one MESSAGE_CREATE with the session that received it and
+// its raw JSON (for the attachment fields discordgo does not keep).
 type inbound struct {
-	s *discordgo.Session
-	m *discordgo.Message
+	s   *discordgo.Session
+	m   *discordgo.Message
+	raw json.RawMessage
 }
 
 // Run connects to the gateway and serves until ctx ends. It checks the
@@ -55,9 +58,15 @@ func (a *Adapter) Run(ctx context.Context, sink adapters.Sink) error {
 		s := a.session()
 		// SyncEvents: these run on discordgo's reading goroutine, so they
 		// only hand over; consume does the work.
-		s.AddHandler(func(s *discordgo.Session, m *discordgo.MessageCreate) {
+		// the raw event, not *discordgo.MessageCreate: attachments'
+		// voice fields are only in its JSON
+		s.AddHandler(func(s *discordgo.Session, e *discordgo.Event) {
+			mc, ok := e.Struct.(*discordgo.MessageCreate)
+			if e.Type != "MESSAGE_CREATE" || !ok || mc.Message == nil {
+				return
+			}
 			select {
-			case in <- inbound{s: s, m: m.Message}:
+			case in <- inbound{s: s, m: mc.Message, raw: e.RawData}:
 			case <-stop:
 			}
 		})
@@ -219,7 +228,7 @@ func (a *Adapter) consume(ctx context.Context, sink adapters.Sink, in <-chan inb
 						a.log.Error("discord message handling panicked; message dropped", "panic", fmt.Sprint(x), "stack", string(debug.Stack()))
 					}
 				}()
-				if m, ok := a.toMessage(ctx, ev.s, ev.m); ok {
+				if m, ok := a.toMessage(ctx, ev.s, ev.m, ev.raw); ok {
 					sink.Receive(ctx, m)
 				}
 			}()

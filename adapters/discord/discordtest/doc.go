@@ -15,9 +15,14 @@
 //	GET   /api/v9/gateway/bot                  the same, with shards and session limits
 //	GET   /api/v9/users/@me                    the bot user (BotID, BotName)
 //	GET   /api/v9/channels/{id}                channels added with AddChannel, else 404
-//	POST  /api/v9/channels/{id}/messages       recorded in order (Sent); 400 above 2000 characters
+//	POST  /api/v9/channels/{id}/messages       recorded in order (Sent); 400 above 2000 characters;
+//	                                           multipart uploads (payload_json + files[n]) recorded
+//	                                           with their files (Message.Files), 413 (code 40005)
+//	                                           past SetUploadLimit (10 MiB by default)
 //	PATCH /api/v9/channels/{id}/messages/{mid} recorded (Edits)
 //	POST  /api/v9/channels/{id}/typing         counted (Typing); 204
+//	GET   /attachments/{channel}/{id}/{name}   attachments added with AddAttachment (or uploaded),
+//	                                           as Discord's CDN serves them; counted (Downloads)
 //
 // and a gateway that sends HELLO, answers IDENTIFY with READY (carrying
 // the bot user), RESUME with RESUMED followed by the events the client
@@ -27,6 +32,15 @@
 // while no client is connected are kept and sent, in order, once one is
 // (after READY or RESUMED). Each event is sent once per connection, in
 // Inject order.
+//
+// Attachments: AddAttachment serves bytes on the fake's own host and
+// returns the attachment to set on an injected message; VoiceMessage
+// builds a voice message (the IS_VOICE_MESSAGE flag, an audio/ogg
+// attachment with duration_secs and waveform, which Inject adds to the
+// JSON since discordgo's struct has no field for them); MovedAttachment
+// answers with a redirect; ChunkedDownloads leaves Content-Length out of
+// downloads and StallDownloads stops them after the first kilobyte;
+// Downloads counts them, and those that carried credentials.
 //
 // Failures on demand: RateLimitSends makes the next n message sends answer
 // 429 with retry_after; RejectSends makes them answer another status (401,

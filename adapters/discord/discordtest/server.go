@@ -3,6 +3,7 @@ package discordtest
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"math"
@@ -37,8 +38,12 @@ type Message struct {
 	// AllowedMentions is the allowed_mentions object as sent (nil when
 	// absent).
 	AllowedMentions json.RawMessage
-	// Body is the request body as sent.
+	// Body is the request's JSON (payload_json for an upload).
 	Body json.RawMessage
+	// Files are the uploaded files, in order.
+	Files []File
+	// Attachments describe Files as the fake answered them.
+	Attachments []*discordgo.MessageAttachment
 }
 
 // Edit is one edit the bot made.
@@ -63,33 +68,41 @@ type failure struct {
 type Server struct {
 	http *httptest.Server
 
-	mu          sync.Mutex
-	changed     chan struct{}
-	closed      bool
-	token       string
-	events      []event
-	lastSeq     int64 // highest event seq assigned
-	deliveredTo int64 // highest event seq written to a connection
-	nextID      int64
-	conn        *conn // the connection that completed a handshake, if any
-	conns       map[*conn]struct{}
-	sessionN    int
-	sessionID   string
-	identifies  int
-	lastIdent   json.RawMessage
-	resumes     int
-	replay      int
-	op7         int
-	refuse      int
-	refused     int
-	sent        []Message
-	messages    map[string]*Message // id → sent message, for edits
-	edits       []Edit
-	typing      map[string]int
-	failures    []failure
-	rejected    int
-	channels    map[string]*discordgo.Channel
-	wg          sync.WaitGroup
+	mu            sync.Mutex
+	changed       chan struct{}
+	closed        bool
+	token         string
+	events        []event
+	lastSeq       int64 // highest event seq assigned
+	deliveredTo   int64 // highest event seq written to a connection
+	nextID        int64
+	conn          *conn // the connection that completed a handshake, if any
+	conns         map[*conn]struct{}
+	sessionN      int
+	sessionID     string
+	identifies    int
+	lastIdent     json.RawMessage
+	resumes       int
+	replay        int
+	op7           int
+	refuse        int
+	refused       int
+	sent          []Message
+	messages      map[string]*Message // id → sent message, for edits
+	edits         []Edit
+	typing        map[string]int
+	failures      []failure
+	rejected      int
+	channels      map[string]*discordgo.Channel
+	files         map[string]attachment // URL path → attachment
+	extras        map[string]voiceExtra // attachment id → voice fields
+	chunked       bool
+	downloads     int
+	stall         bool
+	quit          chan struct{} // closed by Close
+	downloadsAuth int
+	uploadLimit   int64
+	wg            sync.WaitGroup
 }
 
 type conn struct {
@@ -114,11 +127,16 @@ func (c *conn) closeWith(code int, text string) {
 func New() *Server {
 	s := &Server{
 		changed:  make(chan struct{}),
+		quit:     make(chan struct{}),
 		conns:    map[*conn]struct{}{},
 		messages: map[string]*Message{},
 		typing:   map[string]int{},
 		channels: map[string]*discordgo.Channel{},
+		files:    map[string]attachment{},
+		extras:   map[string]voiceExtra{},
 		nextID:   1000,
+
+		uploadLimit: DefaultUploadLimit,
 	}
 	mux := http.NewServeMux()
 	mux.HandleFunc("GET /api/v9/gateway", s.auth(s.gateway))
@@ -129,6 +147,7 @@ func New() *Server {
 	mux.HandleFunc("PATCH /api/v9/channels/{id}/messages/{mid}", s.auth(s.patchMessage))
 	mux.HandleFunc("POST /api/v9/channels/{id}/typing", s.auth(s.postTyping))
 	mux.HandleFunc("GET /gateway/", s.serveWS)
+	mux.HandleFunc("GET /attachments/", s.serveAttachment)
 	mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
 		apiError(w, http.StatusNotFound, 0, "404: Not Found")
 	})
@@ -157,6 +176,9 @@ func (s *Server) Bot() *discordgo.User {
 // goroutines.
 func (s *Server) Close() {
 	s.mu.Lock()
+	if !s.closed {
+		close(s.quit)
+	}
 	s.closed = true
 	conns := make([]*conn, 0, len(s.conns))
 	for c := range s.conns {
@@ -380,6 +402,7 @@ func (s *Server) Inject(m *discordgo.Message) string {
 		m.Timestamp = time.Now().UTC()
 	}
 	data, _ := json.Marshal(m)
+	data = s.withExtras(data)
 	s.lastSeq++
 	ev := event{seq: s.lastSeq, typ: "MESSAGE_CREATE", data: data}
 	s.events = append(s.events, ev)
@@ -625,8 +648,23 @@ func (s *Server) channel(w http.ResponseWriter, r *http.Request) {
 }
 
 func (s *Server) postMessage(w http.ResponseWriter, r *http.Request) {
-	raw, err := io.ReadAll(r.Body)
-	if err != nil {
+	var raw []byte
+	var files []File
+	var err error
+	s.mu.Lock()
+	limit := s.uploadLimit
+	s.mu.Unlock()
+	if strings.HasPrefix(r.Header.Get("Content-Type"), "multipart/form-data") {
+		raw, files, err = s.readUpload(r, limit)
+		if errors.Is(err, errTooLarge) {
+			apiError(w, http.StatusRequestEntityTooLarge, 40005, errTooLarge.Error())
+			return
+		}
+		if err != nil {
+			apiError(w, http.StatusBadRequest, 50035, "Invalid Form Body")
+			return
+		}
+	} else if raw, err = io.ReadAll(r.Body); err != nil {
 		return
 	}
 	var body struct {
@@ -652,7 +690,7 @@ func (s *Server) postMessage(w http.ResponseWriter, r *http.Request) {
 	}
 	s.mu.Unlock()
 	switch n := utf8.RuneCountInString(body.Content); {
-	case n == 0:
+	case n == 0 && len(files) == 0:
 		apiError(w, http.StatusBadRequest, 50006, "Cannot send an empty message")
 		return
 	case n > MaxContent:
@@ -663,11 +701,13 @@ func (s *Server) postMessage(w http.ResponseWriter, r *http.Request) {
 		})
 		return
 	}
-	s.mu.Lock()
-	m := Message{ID: s.newID(), ChannelID: r.PathValue("id"), Content: body.Content, AllowedMentions: body.AllowedMentions, Body: raw}
+	m := Message{ChannelID: r.PathValue("id"), Content: body.Content, AllowedMentions: body.AllowedMentions, Body: raw, Files: files}
+	m.Attachments = s.wireAttachments(m.ChannelID, files)
 	if body.Reference != nil {
 		m.ReplyTo = body.Reference.MessageID
 	}
+	s.mu.Lock()
+	m.ID = s.newID()
 	s.sent = append(s.sent, m)
 	s.messages[m.ID] = &m
 	s.notify()
@@ -694,6 +734,7 @@ func (s *Server) wireMessage(m Message) map[string]any {
 	return map[string]any{
 		"id": m.ID, "channel_id": m.ChannelID, "content": m.Content, "author": s.Bot(),
 		"timestamp": time.Now().UTC().Format(time.RFC3339Nano), "type": 0,
+		"attachments": m.Attachments,
 	}
 }
 
