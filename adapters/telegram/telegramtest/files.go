@@ -235,7 +235,12 @@ func (s *Server) upload(w http.ResponseWriter, r *http.Request, method string) {
 	if caption != "" {
 		msg["caption"] = caption
 	}
-	msg[field] = map[string]any{"file_id": "sent-" + id, "file_unique_id": "u-" + id, "file_size": len(data)}
+	sent := map[string]any{"file_id": "sent-" + id, "file_unique_id": "u-" + id, "file_size": len(data)}
+	if field == "photo" {
+		msg[field] = []any{sent} // a photo is a list of sizes
+	} else {
+		msg[field] = sent
+	}
 	msg["date"] = time.Now().Unix()
 	writeOK(w, msg)
 }
