@@ -143,6 +143,16 @@ func TestSendFileErrors(t *testing.T) {
 	if err == nil || !strings.Contains(err.Error(), "blocked") || adapters.IsFatal(err) || strings.Contains(err.Error(), srv.Token()) {
 		t.Errorf("403: err = %v", err)
 	}
+	srv.Fail("sendAudio", 1, telegramtest.Failure{Code: 413, Description: "Request Entity Too Large"})
+	if _, err = ad.SendFile(ctxT(t), to, adapters.OutgoingFile{Path: path, Type: herald.MediaAudio}); !errors.Is(err, telegram.ErrTooLarge) {
+		t.Errorf("413: err = %v, want ErrTooLarge", err)
+	}
+	srv.Drop("sendVideo", 1)
+	_, err = ad.SendFile(ctxT(t), to, adapters.OutgoingFile{Path: path, Type: herald.MediaVideo})
+	var tmp *adapters.TemporaryError
+	if !errors.As(err, &tmp) || strings.Contains(err.Error(), srv.Token()) {
+		t.Errorf("lost connection: err = %v, want a TemporaryError without the token", err)
+	}
 	if n := srv.Attempts("sendDocument"); n != 3 {
 		t.Errorf("sendDocument attempts = %d, want 3 (refused, plain, rate limited)", n)
 	}
