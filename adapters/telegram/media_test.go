@@ -14,6 +14,7 @@ import (
 	"github.com/heraldgw/herald/adapters"
 	"github.com/heraldgw/herald/adapters/telegram"
 	"github.com/heraldgw/herald/adapters/telegram/telegramtest"
+	"github.com/heraldgw/herald/agent"
 )
 
 var alice = telegramtest.User{ID: 42, UserName: "alice", First: "Alice"}
@@ -176,5 +177,21 @@ func TestFetchOversize(t *testing.T) {
 	}
 	if err != nil && !strings.Contains(err.Error(), "20 MB") {
 		t.Errorf("the error does not state the limit: %v", err)
+	}
+}
+
+// Through the gateway, a photo with no caption is answered (the echo
+// model answers even an empty text).
+func TestGatewayAnswersPhotoWithoutCaption(t *testing.T) {
+	srv := newFake(t)
+	startGateway(t, srv, t.TempDir(), agent.Echo{})
+	f := srv.AddFile("photos/file_1.jpg", []byte("\xff\xd8\xff"))
+	srv.DMMedia(alice, telegramtest.Media{Kind: "photo", File: f})
+	calls, err := srv.WaitCalls(ctxT(t), "sendMessage", 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if calls[0].ChatID != "42" {
+		t.Errorf("reply = %+v", calls[0])
 	}
 }
