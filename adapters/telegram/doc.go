@@ -50,9 +50,10 @@
 //
 // Sending files. SendFile (an adapters.FileSender) uploads by kind: image
 // → sendPhoto (sendDocument for a GIF, a photo over 10 MB, or one
-// Telegram refuses), voice → sendVoice, audio → sendAudio, video →
-// sendVideo, anything else → sendDocument, into the target's chat and
-// forum topic, as a reply when asked. The caption is formatted as text is
+// Telegram refuses), voice → sendVoice (sendDocument when the user takes
+// no voice messages), audio → sendAudio, video → sendVideo, anything else
+// → sendDocument, into the target's chat and forum topic, as a reply
+// when asked. The caption is formatted as text is
 // and resent plain when Telegram refuses its markup; a caption over 1024
 // UTF-16 units goes after the file as a message of its own. Files over
 // 50 MB fail with ErrTooLarge before any request; 429 is an

@@ -171,10 +171,11 @@ func escapePath(p string) string {
 func (a *Adapter) MaxFileSize() int64 { return MaxUploadSize }
 
 // SendFile implements adapters.FileSender. The file's kind picks the
-// method: image → sendPhoto (sendDocument when Telegram refuses the photo,
-// for its dimensions say, or it is over 10 MB or a GIF), voice →
-// sendVoice, audio → sendAudio, video → sendVideo, anything else →
-// sendDocument. The caption is formatted as text is, and resent plain if
+// method (by its MIME type when it has none): image → sendPhoto
+// (sendDocument when Telegram refuses the photo, for its dimensions say,
+// or it is over 10 MB or a GIF), voice → sendVoice (sendDocument when the
+// user does not take voice messages), audio → sendAudio, video →
+// sendVideo, anything else → sendDocument. The caption is formatted as text is, and resent plain if
 // Telegram refuses its markup; one over MaxCaption goes as a message of
 // its own after the file. A file over MaxUploadSize is refused before any
 // request.
@@ -203,8 +204,8 @@ func (a *Adapter) SendFile(ctx context.Context, to herald.Target, f adapters.Out
 	up := upload{chat: chat, thread: to.ThreadID, replyTo: f.ReplyTo, path: f.Path, name: name, caption: caption}
 	up.method, up.field = uploadMethod(f, info.Size())
 	sent, err := a.upload(ctx, up)
-	if err != nil && up.method == "sendPhoto" && photoRefused(err) {
-		a.log.Info("telegram: photo refused; sending it as a document", "chat", chat, "file", name, "err", err)
+	if err != nil && up.method != "sendDocument" && refusedAsKind(up.method, err) {
+		a.log.Info("telegram: upload refused for its kind; sending it as a document", "method", up.method, "chat", chat, "file", name, "err", err)
 		up.method, up.field = "sendDocument", "document"
 		sent, err = a.upload(ctx, up)
 	}
@@ -221,7 +222,11 @@ func (a *Adapter) SendFile(ctx context.Context, to herald.Target, f adapters.Out
 
 // uploadMethod picks the Bot API method and its file field for f.
 func uploadMethod(f adapters.OutgoingFile, size int64) (method, field string) {
-	switch f.Type {
+	kind := f.Type
+	if kind == "" {
+		kind = herald.MediaType(f.MIME)
+	}
+	switch kind {
 	case herald.MediaImage:
 		// sendPhoto recompresses a GIF to one still frame
 		if size <= maxPhotoSize && !strings.EqualFold(f.MIME, "image/gif") {
@@ -237,20 +242,25 @@ func uploadMethod(f adapters.OutgoingFile, size int64) (method, field string) {
 	return "sendDocument", "document"
 }
 
-// photoRefused reports whether sendPhoto failed for the image itself
-// (PHOTO_INVALID_DIMENSIONS, IMAGE_PROCESS_FAILED, …), which sendDocument
-// takes as it is.
-func photoRefused(err error) bool {
-	if errors.Is(err, ErrTooLarge) {
-		return true
-	}
+// refusedAsKind reports whether an upload by method failed for what the
+// file is rather than for where it goes: sendPhoto refusing the image
+// (PHOTO_INVALID_DIMENSIONS, IMAGE_PROCESS_FAILED, …), or sendVoice
+// refused by a user who does not take voice messages
+// (VOICE_MESSAGES_FORBIDDEN). sendDocument takes such a file as it is.
+func refusedAsKind(method string, err error) bool {
 	var ra *adapters.RetryAfterError
 	var tmp *adapters.TemporaryError
 	if errors.As(err, &ra) || errors.As(err, &tmp) || adapters.IsFatal(err) || errors.Is(err, ErrMarkup) {
 		return false
 	}
 	m := strings.ToUpper(err.Error())
-	return strings.Contains(m, "PHOTO_") || strings.Contains(m, "IMAGE_PROCESS_FAILED")
+	switch method {
+	case "sendPhoto":
+		return errors.Is(err, ErrTooLarge) || strings.Contains(m, "PHOTO_") || strings.Contains(m, "IMAGE_PROCESS_FAILED")
+	case "sendVoice":
+		return strings.Contains(m, "VOICE_MESSAGES_FORBIDDEN")
+	}
+	return false
 }
 
 // upload is one multipart request.

@@ -87,6 +87,8 @@ func TestUploadMethod(t *testing.T) {
 		{herald.MediaVideo, "video/mp4", 1 << 10, "sendVideo"},
 		{herald.MediaDocument, "application/pdf", 1 << 10, "sendDocument"},
 		{"", "", 1, "sendDocument"},
+		{"", "image/png", 1, "sendPhoto"},
+		{"", "audio/ogg", 1, "sendVoice"},
 	} {
 		if got, _ := uploadMethod(adapters.OutgoingFile{Type: tc.kind, MIME: tc.mime}, tc.size); got != tc.want {
 			t.Errorf("uploadMethod(%s %s, %d) = %s, want %s", tc.kind, tc.mime, tc.size, got, tc.want)

@@ -97,6 +97,21 @@ func TestSendFilePhotoFallsBackToDocument(t *testing.T) {
 	}
 }
 
+// A voice note to a user who does not take voice messages goes as a
+// document.
+func TestSendFileVoiceForbiddenFallsBackToDocument(t *testing.T) {
+	srv := newFake(t)
+	ad := newAdapter(srv, nil)
+	path := writeFile(t, "note.ogg", []byte("OggS"))
+	srv.Fail("sendVoice", 1, telegramtest.Failure{Code: 400, Description: "Bad Request: VOICE_MESSAGES_FORBIDDEN"})
+	if _, err := ad.SendFile(ctxT(t), herald.Target{ChatID: "42"}, adapters.OutgoingFile{Path: path, MIME: "audio/ogg"}); err != nil {
+		t.Fatal(err)
+	}
+	if docs := srv.Calls("sendDocument"); srv.Attempts("sendVoice") != 1 || len(docs) != 1 || docs[0].FileName != "note.ogg" {
+		t.Errorf("sendVoice attempts %d, documents %+v", srv.Attempts("sendVoice"), docs)
+	}
+}
+
 // A caption over 1024 units goes as a message of its own after the file.
 func TestSendFileLongCaption(t *testing.T) {
 	srv := newFake(t)
