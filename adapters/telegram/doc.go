@@ -33,6 +33,32 @@
 // message's thread becomes Source.ThreadID, and replies to that target go
 // back into the topic.
 //
+// Media. A photo (its largest size), voice note, audio file, video, video
+// note, animation, document or static sticker becomes one herald.Media
+// with its kind, MIME type, file name (the sender's, or photo.jpg,
+// voice.ogg, … when Telegram gives none), declared size and file_id as
+// Ref; the caption is the text, and a message with media and no caption
+// is passed on with empty text. Animated and video stickers are left out.
+// An album arrives as one message per item, as Telegram sends it: they
+// are not merged, since each update is confirmed on its own. Fetch (an
+// adapters.Fetcher) downloads the bytes: getFile, then GET
+// <base>/file/bot<token>/<file_path>, where <base> is Config.APIEndpoint
+// without its "bot%s/%s" tail. That URL holds the token, so it is never
+// stored, logged or put in an error (errors name the file_id). Files
+// over 20 MB, which the Bot API does not let bots download, fail with
+// ErrTooLarge, before any request when the update declared the size.
+//
+// Sending files. SendFile (an adapters.FileSender) uploads by kind: image
+// → sendPhoto (sendDocument for a GIF, a photo over 10 MB, or one
+// Telegram refuses), voice → sendVoice (sendDocument when the user takes
+// no voice messages), audio → sendAudio, video → sendVideo, anything else
+// → sendDocument, into the target's chat and forum topic, as a reply
+// when asked. The caption is formatted as text is
+// and resent plain when Telegram refuses its markup; a caption over 1024
+// UTF-16 units goes after the file as a message of its own. Files over
+// 50 MB fail with ErrTooLarge before any request; 429 is an
+// *adapters.RetryAfterError as for text.
+//
 // Sending. Text is the model's Markdown, converted to Telegram's HTML
 // subset (parse_mode=HTML); Outgoing.Plain sends it as it is. Errors tell
 // the gateway what to do and never carry the token (request URLs are
@@ -49,7 +75,7 @@
 // exponential backoff and jitter (Health says "reconnecting"); a refused
 // token ends Run with a *adapters.FatalError.
 //
-// Concurrency. Send, Edit, Typing and Health may be called from any
-// goroutine, before, during or after Run. Run must not be called twice at
-// the same time.
+// Concurrency. Send, SendFile, Fetch, Edit, Typing and Health may be
+// called from any goroutine, before, during or after Run. Run must not be
+// called twice at the same time.
 package telegram

@@ -31,21 +31,13 @@ const maxEditMemory = 4096
 
 // Send implements adapters.Adapter.
 func (a *Adapter) Send(ctx context.Context, to herald.Target, out adapters.Outgoing) (adapters.Sent, error) {
-	chat := to.ChatID
-	if chat == "" {
-		chat = a.cfg.HomeChannel
-	}
-	if chat == "" {
-		return adapters.Sent{}, errors.New("telegram: send: no chat id and no home channel (set TELEGRAM_HOME_CHANNEL)")
+	chat, err := a.chatFor(to)
+	if err != nil {
+		return adapters.Sent{}, err
 	}
 	p := tgbotapi.Params{}
-	p["chat_id"] = chat
-	a.addText(p, out.Text, out.Plain)
-	p.AddNonEmpty("message_thread_id", to.ThreadID)
-	if out.ReplyTo != "" {
-		p["reply_to_message_id"] = out.ReplyTo
-		p.AddBool("allow_sending_without_reply", true)
-	}
+	addTarget(p, chat, to.ThreadID, out.ReplyTo)
+	addMarkup(p, "text", out.Text, out.Plain)
 	resp, err := a.bot(ctx).MakeRequest("sendMessage", p)
 	if err != nil {
 		return adapters.Sent{}, a.classify("sendMessage to "+chat, err)
@@ -61,13 +53,35 @@ func (a *Adapter) Send(ctx context.Context, to herald.Target, out adapters.Outgo
 	return adapters.Sent{MessageID: id}, nil
 }
 
-// addText sets text and parse_mode.
-func (a *Adapter) addText(p tgbotapi.Params, text string, plain bool) {
+// chatFor is the chat a target names: its chat id, or the home channel.
+func (a *Adapter) chatFor(to herald.Target) (string, error) {
+	if to.ChatID != "" {
+		return to.ChatID, nil
+	}
+	if a.cfg.HomeChannel == "" {
+		return "", errors.New("telegram: send: no chat id and no home channel (set TELEGRAM_HOME_CHANNEL)")
+	}
+	return a.cfg.HomeChannel, nil
+}
+
+// addTarget sets the chat, the forum topic and the message replied to.
+func addTarget(p tgbotapi.Params, chat, thread, replyTo string) {
+	p["chat_id"] = chat
+	p.AddNonEmpty("message_thread_id", thread)
+	if replyTo != "" {
+		p["reply_to_message_id"] = replyTo
+		p.AddBool("allow_sending_without_reply", true)
+	}
+}
+
+// addMarkup sets key (text, caption) from the model's Markdown as
+// Telegram HTML with parse_mode, or as it is when plain.
+func addMarkup(p tgbotapi.Params, key, text string, plain bool) {
 	if plain {
-		p["text"] = text
+		p[key] = text
 		return
 	}
-	p["text"] = toHTML(text)
+	p[key] = toHTML(text)
 	p["parse_mode"] = tgbotapi.ModeHTML
 }
 
@@ -83,7 +97,7 @@ func (a *Adapter) Edit(ctx context.Context, to herald.Target, messageID, text st
 		p := tgbotapi.Params{}
 		p["chat_id"] = chat
 		p["message_id"] = messageID
-		a.addText(p, text, plain)
+		addMarkup(p, "text", text, plain)
 		if a.same(chat, messageID, p["text"]) {
 			return nil
 		}

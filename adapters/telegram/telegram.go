@@ -30,6 +30,8 @@ const (
 	DefaultPollTimeout  = 30 * time.Second
 	DefaultReconnectMin = time.Second
 	DefaultReconnectMax = time.Minute
+	// transferTimeout bounds one file download or upload.
+	transferTimeout = 10 * time.Minute
 )
 
 // MaxLength is Telegram's message limit, in UTF-16 code units.
@@ -80,6 +82,8 @@ type Adapter struct {
 	log  *slog.Logger
 	red  *herald.Redactor
 	http *http.Client
+	// transfer is http with a timeout long enough for file transfers.
+	transfer *http.Client
 
 	mu    sync.Mutex
 	state string
@@ -128,7 +132,10 @@ func New(cfg Config) *Adapter {
 		c.Timeout = least
 		hc = &c
 	}
-	return &Adapter{cfg: cfg, log: cfg.Log, red: cfg.Redactor, http: hc, state: "not started", edits: map[string]string{}}
+	// Up- and downloads of tens of MB may take longer than a poll.
+	tc := *hc
+	tc.Timeout = max(hc.Timeout, transferTimeout)
+	return &Adapter{cfg: cfg, log: cfg.Log, red: cfg.Redactor, http: hc, transfer: &tc, state: "not started", edits: map[string]string{}}
 }
 
 // Platform implements adapters.Adapter.
@@ -345,7 +352,16 @@ func (a *Adapter) getUpdates(ctx context.Context, offset int) ([]json.RawMessage
 // bot returns a library client whose requests carry ctx. The library has
 // no context support, so each call gets a shallow client of its own.
 func (a *Adapter) bot(ctx context.Context) *tgbotapi.BotAPI {
-	b := &tgbotapi.BotAPI{Token: a.cfg.Token, Client: ctxDoer{ctx: ctx, c: a.http}}
+	return a.botWith(ctx, a.http)
+}
+
+// transferBot is bot for uploads, with the longer transfer timeout.
+func (a *Adapter) transferBot(ctx context.Context) *tgbotapi.BotAPI {
+	return a.botWith(ctx, a.transfer)
+}
+
+func (a *Adapter) botWith(ctx context.Context, c *http.Client) *tgbotapi.BotAPI {
+	b := &tgbotapi.BotAPI{Token: a.cfg.Token, Client: ctxDoer{ctx: ctx, c: c}}
 	b.SetAPIEndpoint(a.cfg.APIEndpoint)
 	return b
 }

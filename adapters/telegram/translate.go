@@ -1,8 +1,9 @@
 package telegram
 
 // translate.go turns one raw Bot API update into a herald.Message. It reads
-// the raw JSON twice: once into the library's types, once for the forum
-// fields v5.5.1 does not know.
+// the raw JSON twice: once into the library's types, once for the fields
+// v5.5.1 does not know (forum topics, video stickers). Attachments become
+// herald.Media in inbound.go.
 
 import (
 	"encoding/json"
@@ -23,25 +24,29 @@ type botIdentity struct {
 	UserName string
 }
 
-// forumFields are the parts of a message the library's types lack.
-type forumFields struct {
+// rawFields are the parts of a message the library's types lack.
+type rawFields struct {
 	ThreadID int  `json:"message_thread_id"`
 	IsTopic  bool `json:"is_topic_message"`
 	Chat     struct {
 		IsForum bool `json:"is_forum"`
 	} `json:"chat"`
+	Sticker *struct {
+		IsVideo bool `json:"is_video"`
+	} `json:"sticker"`
 }
 
 type rawUpdate struct {
-	UpdateID    int          `json:"update_id"`
-	Message     *forumFields `json:"message"`
-	ChannelPost *forumFields `json:"channel_post"`
+	UpdateID    int        `json:"update_id"`
+	Message     *rawFields `json:"message"`
+	ChannelPost *rawFields `json:"channel_post"`
 }
 
 // translate returns the update's id and, when it carries a message herald
 // handles, that message. ok is false for updates herald ignores (edits,
-// callbacks, service messages without text); err is set only when the
-// update is not a Bot API update at all.
+// callbacks, service messages with neither text nor an attachment herald
+// passes on); err is set only when the update is not a Bot API update at
+// all. A message with media and no caption has empty text.
 func translate(raw []byte, bot botIdentity) (id int, m herald.Message, ok bool, err error) {
 	var upd tgbotapi.Update
 	if err := json.Unmarshal(raw, &upd); err != nil {
@@ -59,13 +64,14 @@ func translate(raw []byte, bot botIdentity) (id int, m herald.Message, ok bool, 
 		return upd.UpdateID, m, false, nil
 	}
 	if ff == nil {
-		ff = &forumFields{}
+		ff = &rawFields{}
 	}
 	text, entities := msg.Text, msg.Entities
 	if text == "" {
 		text, entities = msg.Caption, msg.CaptionEntities
 	}
-	if text == "" {
+	media := mediaOf(msg, ff)
+	if text == "" && len(media) == 0 {
 		return upd.UpdateID, m, false, nil
 	}
 	src := herald.Source{
@@ -90,6 +96,7 @@ func translate(raw []byte, bot botIdentity) (id int, m herald.Message, ok bool, 
 		ID:       strconv.Itoa(msg.MessageID),
 		Text:     text,
 		Source:   src,
+		Media:    media,
 		Received: time.Unix(int64(msg.Date), 0),
 	}
 	// In a forum every topic message "replies" to the topic's first

@@ -1,7 +1,9 @@
 // Package telegramtest is a fake Telegram Bot API server for tests. It
 // listens on 127.0.0.1 and speaks the small part of the Bot API a bot
 // needs — getMe, getUpdates (long polling), sendMessage, editMessageText,
-// sendChatAction, setWebhook and deleteWebhook — with the JSON envelopes
+// sendChatAction, setWebhook and deleteWebhook, getFile and the file
+// endpoint, and the uploads sendPhoto, sendDocument, sendVoice, sendAudio
+// and sendVideo — with the JSON envelopes
 // real Telegram uses, so the real client library (and herald's telegram
 // adapter) runs against it unchanged. Users of herald can point their
 // gateway at it to test their own hooks with no network and no token.
@@ -16,6 +18,21 @@
 // update ids increase by one from 1. getUpdates honours offset (an offset
 // confirms, and forgets, every update below it, as Telegram does), limit
 // and timeout, and returns early when the request's context ends.
+//
+// Files: AddFile stores bytes under a file_path and returns the file_id;
+// DMMedia queues a message carrying it (a photo, voice note, document, …,
+// shaped as Telegram shapes each kind, with an optional caption).
+// getFile describes a stored file (400 "file is too big" over 20 MB, as
+// AddLargeFile can show) and GET /file/bot<token>/<file_path> serves its
+// bytes; a wrong token there is a 404, as on Telegram. Downloads are
+// counted, failed and dropped under the method name "download".
+//
+// Uploads: sendPhoto, sendDocument, sendVoice, sendAudio and sendVideo
+// take a multipart part named after the method ("photo", …); each is
+// recorded as a Call with its chat, thread, caption, parse mode, reply,
+// file name and bytes. Captions get Telegram's checks with a 1024-unit
+// limit; a photo whose dimensions Telegram refuses (width + height over
+// 10000, or a ratio over 20) or that is no image gets its 400.
 //
 // Outbound: every successful sendMessage, editMessageText and
 // sendChatAction is recorded in arrival order as a Call with its chat,

@@ -38,6 +38,11 @@ type Call struct {
 	ParseMode string
 	ReplyTo   string
 	Action    string // sendChatAction
+	// Uploads (sendPhoto, sendDocument, sendVoice, sendAudio, sendVideo).
+	Caption   string
+	FileField string // the multipart field the file came in ("photo", …)
+	FileName  string // the file name the upload declared
+	File      []byte
 	Form      url.Values
 }
 
@@ -69,6 +74,8 @@ type Server struct {
 	drops     map[string]int
 	texts     map[string]string // chat\x00message → current text
 	webhook   url.Values
+	files     map[string]File // by file_id
+	nextFile  int
 }
 
 type update struct {
@@ -93,6 +100,7 @@ func New(opts Options) *Server {
 	s := &Server{
 		opts: opts, changed: make(chan struct{}), nextID: 1, nextMsgID: 100,
 		attempts: map[string]int{}, fails: map[string][]Failure{}, drops: map[string]int{}, texts: map[string]string{},
+		files: map[string]File{},
 	}
 	s.srv = httptest.NewServer(http.HandlerFunc(s.serve))
 	return s
@@ -361,6 +369,10 @@ func utf16Len(s string) int { return len(utf16.Encode([]rune(s))) }
 var pathRE = regexp.MustCompile(`^/bot([^/]+)/([A-Za-z]+)$`)
 
 func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
+	if strings.HasPrefix(r.URL.Path, "/file/") {
+		s.download(w, r)
+		return
+	}
 	m := pathRE.FindStringSubmatch(r.URL.Path)
 	if m == nil {
 		writeErr(w, Failure{Code: 404, Description: "Not Found"})
@@ -371,29 +383,13 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
 		s.answering.RLock()
 		defer s.answering.RUnlock()
 	}
-	if err := r.ParseForm(); err != nil {
+	if err := parseForm(r); err != nil {
 		writeErr(w, Failure{Code: 400, Description: "Bad Request: " + err.Error()})
 		return
 	}
-	s.mu.Lock()
-	s.attempts[method]++
-	if s.drops[method] > 0 {
-		s.drops[method]--
-		s.notifyLocked()
-		s.mu.Unlock()
-		drop(w)
+	if s.faulted(w, method) {
 		return
 	}
-	if q := s.fails[method]; len(q) > 0 {
-		f := q[0]
-		s.fails[method] = q[1:]
-		s.notifyLocked()
-		s.mu.Unlock()
-		writeErr(w, f)
-		return
-	}
-	s.notifyLocked()
-	s.mu.Unlock()
 	if token != s.opts.Token {
 		writeErr(w, Failure{Code: 401, Description: "Unauthorized"})
 		return
@@ -415,6 +411,10 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
 		}
 		s.record(Call{Method: method, ChatID: r.Form.Get("chat_id"), ThreadID: r.Form.Get("message_thread_id"), Action: r.Form.Get("action"), Form: r.Form})
 		writeOK(w, true)
+	case "getFile":
+		s.getFile(w, r)
+	case "sendPhoto", "sendDocument", "sendVoice", "sendAudio", "sendVideo":
+		s.upload(w, r, method)
 	case "setWebhook":
 		s.mu.Lock()
 		s.webhook = r.Form
@@ -430,6 +430,31 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
 	default:
 		writeErr(w, Failure{Code: 404, Description: "Not Found: method " + method + " is not faked"})
 	}
+}
+
+// faulted counts a request of method and answers it with an injected
+// fault, if one is queued; it reports whether it did.
+func (s *Server) faulted(w http.ResponseWriter, method string) bool {
+	s.mu.Lock()
+	s.attempts[method]++
+	if s.drops[method] > 0 {
+		s.drops[method]--
+		s.notifyLocked()
+		s.mu.Unlock()
+		drop(w)
+		return true
+	}
+	if q := s.fails[method]; len(q) > 0 {
+		f := q[0]
+		s.fails[method] = q[1:]
+		s.notifyLocked()
+		s.mu.Unlock()
+		writeErr(w, f)
+		return true
+	}
+	s.notifyLocked()
+	s.mu.Unlock()
+	return false
 }
 
 func (s *Server) record(c Call) {
@@ -563,6 +588,18 @@ var tagRE = regexp.MustCompile(`<(/?)([a-zA-Z-]+)[^>]*>`)
 
 // checkText applies Telegram's checks to a message text.
 func checkText(text, mode string) (Failure, bool) {
+	return checkEntities(text, mode, 4096, "message is too long", false)
+}
+
+// checkCaption applies Telegram's checks to a file's caption (1024
+// units, may be empty).
+func checkCaption(text, mode string) (Failure, bool) {
+	return checkEntities(text, mode, 1024, "message caption is too long", true)
+}
+
+// checkEntities parses text in mode and checks its visible length
+// against limit (tooLong names the refusal).
+func checkEntities(text, mode string, limit int, tooLong string, emptyOK bool) (Failure, bool) {
 	visible := text
 	switch strings.ToLower(mode) {
 	case "html":
@@ -595,11 +632,11 @@ func checkText(text, mode string) (Failure, bool) {
 	default:
 		return Failure{Code: 400, Description: "Bad Request: unsupported parse_mode"}, false
 	}
-	if strings.TrimSpace(visible) == "" {
+	if !emptyOK && strings.TrimSpace(visible) == "" {
 		return Failure{Code: 400, Description: "Bad Request: message text is empty"}, false
 	}
-	if utf16Len(visible) > 4096 {
-		return Failure{Code: 400, Description: "Bad Request: message is too long"}, false
+	if utf16Len(visible) > limit {
+		return Failure{Code: 400, Description: "Bad Request: " + tooLong}, false
 	}
 	return Failure{}, true
 }
