@@ -119,7 +119,9 @@ type OutgoingFile struct {
 	Type string
 	// Size in bytes.
 	Size int64
-	// Caption is text sent with the file (already formatted; may be "").
+	// Caption is text sent with the file, in the model's Markdown as
+	// Outgoing.Text is: the adapter formats it for its platform (and
+	// sends a caption too long for the platform after the file). May be "".
 	Caption string
 	// ReplyTo and Cause are as in Outgoing.
 	ReplyTo string
