@@ -5,16 +5,16 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
-	"time"
 
+	"github.com/heraldgw/herald/agent"
 	"github.com/heraldgw/herald/agent/agenttest"
 	"github.com/heraldgw/herald/cmd/cmdtest"
 )
 
 // Claude Code hooks in the shapes real ones take, through a whole
 // gateway: a guard that refuses a relative file_path (Claude's are always
-// absolute), and a Stop hook that reads transcript_path and finds the
-// turn's answer there.
+// absolute), and a Stop hook that reads transcript_path, finds the
+// turn's answer there and sends the agent back once.
 func TestClaudeHooksReadTranscriptAndAbsolutePaths(t *testing.T) {
 	home, work := t.TempDir(), t.TempDir()
 	guardOut, stopOut := filepath.Join(home, "guard.out"), filepath.Join(home, "stop.out")
@@ -33,7 +33,9 @@ esac
 input=$(cat)
 transcript=$(printf '%s' "$input" | sed -n 's/.*"transcript_path":"\([^"]*\)".*/\1/p')
 answer=$(grep '"type":"assistant"' "$transcript" | tail -n 1)
-printf '%s\n%s\n' "$transcript" "$answer" > `+stopOut+`.tmp && mv `+stopOut+`.tmp `+stopOut+`
+case "$input" in *'"stop_hook_active":true'*) exit 0;; esac
+printf '%s\n%s\n' "$transcript" "$answer" > `+stopOut+`
+echo '{"decision":"block","reason":"Read the note back to check it."}'
 `), 0o755)
 	cfg := "agent:\n  workdir: " + work + "\nhooks:\n  PreToolUse:\n    - command: " + guard + "\n      dialect: claude\n" +
 		"  Stop:\n    - command: " + stop + "\n      dialect: claude\n"
@@ -45,12 +47,15 @@ printf '%s\n%s\n' "$transcript" "$answer" > `+stopOut+`.tmp && mv `+stopOut+`.tm
 		if req.LastMessage().Role == "tool" {
 			return agenttest.Reply{Content: "The note is saved in notes.txt."}
 		}
+		if strings.HasPrefix(req.LastMessage().Content, agent.StopFeedback) {
+			return agenttest.Reply{Content: "Checked: the note says remember the milk."}
+		}
 		return agenttest.Reply{ToolCalls: []agenttest.ToolCall{{ID: "call_w", Name: "write_file", Args: `{"path":"notes.txt","content":"remember the milk"}`}}}
 	}}
 	g := cmdtest.Start(t, cmdtest.Options{Home: home, Args: []string{"--accept-hooks"}, Env: map[string]string{
 		"OPENAI_BASE_URL": model.BaseURL(), "OPENAI_API_KEY": "sk-test-key-0123456789abcdef", "HERALD_MODEL": "fake-model"}})
 	r := g.Say(t, "c1", "note: remember the milk")
-	if r.Status != "done" || !strings.Contains(r.Text(), "The note is saved") {
+	if r.Status != "done" || r.Text() != "Checked: the note says remember the milk." {
 		t.Fatalf("reply %+v", r)
 	}
 	if b, err := os.ReadFile(filepath.Join(work, "notes.txt")); err != nil || string(b) != "remember the milk" {
@@ -59,16 +64,10 @@ printf '%s\n%s\n' "$transcript" "$answer" > `+stopOut+`.tmp && mv `+stopOut+`.tm
 	if b, _ := os.ReadFile(guardOut); strings.TrimSpace(string(b)) != filepath.Join(work, "notes.txt") {
 		t.Errorf("the guard saw file_path %q, want %s", b, filepath.Join(work, "notes.txt"))
 	}
-	// Stop is an observer: wait for what it wrote
-	var out []byte
-	for deadline := time.Now().Add(30 * time.Second); ; time.Sleep(20 * time.Millisecond) {
-		if b, err := os.ReadFile(stopOut); err == nil {
-			out = b
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("the Stop hook did not run:\n%s", g.Log())
-		}
+	// Stop hooks run in line: what it wrote is there once the reply is
+	out, err := os.ReadFile(stopOut)
+	if err != nil {
+		t.Fatalf("the Stop hook did not run: %v\n%s", err, g.Log())
 	}
 	transcript, answer, _ := strings.Cut(strings.TrimSpace(string(out)), "\n")
 	if want := filepath.Join(home, "transcripts", r.SessionID+".jsonl"); transcript != want {
