@@ -396,10 +396,21 @@ func inlineText(path, mimeType string, size int64) (string, bool) {
 	return string(b), true
 }
 
+// usualExtensions are the extensions people expect for common types
+// (mime.ExtensionsByType's first may be a rare one, .asc for text).
+var usualExtensions = map[string]string{
+	"text/plain": ".txt", "image/jpeg": ".jpg", "image/png": ".png", "image/gif": ".gif", "image/webp": ".webp",
+	"audio/ogg": ".ogg", "audio/mpeg": ".mp3", "audio/mp4": ".m4a", "video/mp4": ".mp4", "application/pdf": ".pdf",
+}
+
 // withExtension adds the extension of mimeType to a name that has none.
 func withExtension(name, mimeType string) string {
 	if filepath.Ext(name) != "" || mimeType == "" {
 		return name
+	}
+	t, _, _ := mime.ParseMediaType(mimeType)
+	if ext, ok := usualExtensions[t]; ok {
+		return name + ext
 	}
 	if exts, _ := mime.ExtensionsByType(mimeType); len(exts) > 0 {
 		return name + exts[0]
