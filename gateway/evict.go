@@ -102,10 +102,12 @@ func (r *Runner) evictIdle() int {
 	return n
 }
 
-// tidy is the sweep's upkeep: idle chats freed, the journal pruned.
+// tidy is the sweep's upkeep: idle chats freed, the journal pruned, the
+// media of ended sessions removed.
 func (r *Runner) tidy(ctx context.Context) {
 	if n := r.evictIdle(); n > 0 {
 		r.log.Debug("idle chats freed", "chats", n)
 	}
 	r.pruneInbox(ctx)
+	r.tidyMedia(ctx)
 }

@@ -309,6 +309,29 @@ func (r *Runner) dropMedia(sessionID string) {
 	}
 }
 
+// tidyMedia removes the cache of every session the store says has ended
+// (a session ended while its cache could not be removed, or by another
+// process such as herald sessions). A session the store does not know
+// (its first turn is running, or was never stored) is left alone.
+func (r *Runner) tidyMedia(ctx context.Context) {
+	if r.cfg.Media.Dir == "" || r.store == nil {
+		return
+	}
+	entries, err := os.ReadDir(r.cfg.Media.Dir)
+	if err != nil {
+		return
+	}
+	for _, e := range entries {
+		if !e.IsDir() || ctx.Err() != nil {
+			continue
+		}
+		s, err := r.store.Session(ctx, e.Name())
+		if err == nil && s.EndedAt != nil {
+			r.dropMedia(s.ID)
+		}
+	}
+}
+
 // createUnique creates name in dir (0600), or name-1, name-2, … when it
 // is taken; it never opens an existing file nor follows a link.
 func createUnique(dir, name string) (*os.File, string, error) {

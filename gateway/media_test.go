@@ -12,6 +12,7 @@ import (
 	"regexp"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/heraldgw/herald"
 	"github.com/heraldgw/herald/adapters"
@@ -406,5 +407,31 @@ func TestSplitMediaLines(t *testing.T) {
 	text, paths := splitMediaLines("Here.\nMEDIA: /tmp/a.png\n```\nMEDIA:/in/code\n```\n  MEDIA:`/tmp/b c.pdf`\nbye")
 	if text != "Here.\n```\nMEDIA:/in/code\n```\nbye" || fmt.Sprint(paths) != "[/tmp/a.png /tmp/b c.pdf]" {
 		t.Fatalf("text %q paths %q", text, paths)
+	}
+}
+
+func TestSweepRemovesTheCacheOfEndedSessions(t *testing.T) {
+	srv := agenttest.New(t)
+	e := newMediaEnv(t, srv)
+	out := e.send("", attachment{"photo.png", "image/png", pngBytes})
+	open := e.send("", attachment{"photo.png", "image/png", pngBytes})
+	if open.SessionID != out.SessionID {
+		t.Fatal("a second session")
+	}
+	stray := filepath.Join(e.home, "media", "not-a-session")
+	os.MkdirAll(stray, 0o700)
+	e.runner.tidyMedia(e.runner.baseCtx)
+	if _, err := os.Stat(e.sessionDir(out.SessionID)); err != nil {
+		t.Fatalf("the open session's cache went: %v", err)
+	}
+	if err := e.store.EndSession(e.runner.baseCtx, out.SessionID, "test", time.Now()); err != nil {
+		t.Fatal(err)
+	}
+	e.runner.tidyMedia(e.runner.baseCtx)
+	if _, err := os.Stat(e.sessionDir(out.SessionID)); !os.IsNotExist(err) {
+		t.Fatalf("the ended session's cache is still there: %v", err)
+	}
+	if _, err := os.Stat(stray); err != nil {
+		t.Fatalf("a directory no session owns was removed: %v", err)
 	}
 }
