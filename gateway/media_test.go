@@ -2,6 +2,7 @@ package gateway
 
 import (
 	"bytes"
+	"context"
 	"encoding/base64"
 	"encoding/json"
 	"fmt"
@@ -11,6 +12,7 @@ import (
 	"path/filepath"
 	"regexp"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -344,13 +346,12 @@ func TestSendFileRefusesSecretsAndSymlinks(t *testing.T) {
 }
 
 func TestPlatformWithoutFilesGetsATextFallback(t *testing.T) {
-	srv := agenttest.New(t)
-	e := newMediaEnv(t, srv)
-	os.WriteFile(filepath.Join(e.work, "a.txt"), []byte("hello"), 0o644)
-	j := &job{msg: herald.Message{ID: "m1", Source: herald.Source{Platform: herald.PlatformLocal, ChatID: "c1", UserID: "u1"}}}
+	work := t.TempDir()
+	os.WriteFile(filepath.Join(work, "a.txt"), []byte("hello"), 0o644)
 	fa := &fakeAdapter{name: herald.PlatformLocal}
-	e.runner.adapters[herald.PlatformLocal] = fa
-	e.runner.sendFile(e.runner.baseCtx, j, agent.OutFile{Path: "a.txt"})
+	r := New(Config{Adapters: []adapters.Adapter{fa}, Hooks: hooks.NewRegistry(nil), Media: MediaConfig{SendPaths: &agent.Paths{Workdir: work}}})
+	j := &job{msg: herald.Message{ID: "m1", Source: herald.Source{Platform: herald.PlatformLocal, ChatID: "c1", UserID: "u1"}}}
+	r.sendFile(r.baseCtx, j, agent.OutFile{Path: "a.txt"})
 	if got := fa.texts(); len(got) != 1 || got[0] != "📎 a.txt (5 B) — local cannot receive files from herald, so it was not sent." {
 		t.Fatalf("fallback = %q", got)
 	}
@@ -433,5 +434,40 @@ func TestSweepRemovesTheCacheOfEndedSessions(t *testing.T) {
 	}
 	if _, err := os.Stat(stray); err != nil {
 		t.Fatalf("a directory no session owns was removed: %v", err)
+	}
+}
+
+func TestHooksSeeTheMedia(t *testing.T) {
+	srv := agenttest.New(t)
+	e := newMediaEnv(t, srv)
+	var mu sync.Mutex
+	seen := map[string][]byte{}
+	keep := func(ctx context.Context, ev hooks.Event) (any, error) {
+		b, err := hooks.Context(ev.Payload)
+		mu.Lock()
+		seen[ev.Name] = b
+		mu.Unlock()
+		return nil, err
+	}
+	register(e.reg, hooks.PreGatewayDispatchHook, keep)
+	register(e.reg, hooks.PreLLMCallHook, keep)
+	out := e.send("see", attachment{"photo.png", "image/png", pngBytes})
+	path := filepath.Join(e.sessionDir(out.SessionID), "photo.png")
+	mu.Lock()
+	defer mu.Unlock()
+	var dispatch struct {
+		Event herald.Message `json:"event"`
+	}
+	json.Unmarshal(seen[hooks.PreGatewayDispatchHook], &dispatch)
+	if m := dispatch.Event.Media; len(m) != 1 || m[0].Name != "photo.png" || m[0].Type != "image" || m[0].MIME != "image/png" || m[0].Size != int64(len(pngBytes)) {
+		t.Fatalf("pre_gateway_dispatch media = %s", seen[hooks.PreGatewayDispatchHook])
+	}
+	var llm hooks.PreLLMCall
+	json.Unmarshal(seen[hooks.PreLLMCallHook], &llm)
+	if len(llm.Media) != 1 || llm.Media[0].Path != path || !strings.Contains(llm.UserMessage, "saved at "+path) {
+		t.Fatalf("pre_llm_call = %s", seen[hooks.PreLLMCallHook])
+	}
+	if strings.Contains(string(seen[hooks.PreLLMCallHook]), "base64") {
+		t.Fatal("pre_llm_call carries the image bytes")
 	}
 }
