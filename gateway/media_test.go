@@ -471,3 +471,49 @@ func TestHooksSeeTheMedia(t *testing.T) {
 		t.Fatal("pre_llm_call carries the image bytes")
 	}
 }
+
+// fileAdapter records the uploads it is handed, and what their path held
+// then.
+type fileAdapter struct {
+	fakeAdapter
+	max   int64
+	mu    sync.Mutex
+	files []adapters.OutgoingFile
+	data  [][]byte
+}
+
+func (f *fileAdapter) SendFile(ctx context.Context, to herald.Target, of adapters.OutgoingFile) (adapters.Sent, error) {
+	b, err := os.ReadFile(of.Path)
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.files = append(f.files, of)
+	f.data = append(f.data, b)
+	return adapters.Sent{MessageID: "f1"}, err
+}
+
+func (f *fileAdapter) MaxFileSize() int64 { return f.max }
+
+func TestUploadIsACopyOfTheCheckedFileUnderTheLimit(t *testing.T) {
+	work := t.TempDir()
+	os.WriteFile(filepath.Join(work, "chart.png"), pngBytes, 0o644)
+	os.WriteFile(filepath.Join(work, "big.bin"), make([]byte, 2048), 0o644)
+	fa := &fileAdapter{fakeAdapter: fakeAdapter{name: herald.PlatformLocal}, max: 1024}
+	r := New(Config{Adapters: []adapters.Adapter{fa}, Hooks: hooks.NewRegistry(nil), Media: MediaConfig{SendPaths: &agent.Paths{Workdir: work}}})
+	j := &job{msg: herald.Message{ID: "m1", Source: herald.Source{Platform: herald.PlatformLocal, ChatID: "c1", UserID: "u1"}}}
+	r.sendFile(r.baseCtx, j, agent.OutFile{Path: "chart.png", Caption: "see"})
+	r.sendFile(r.baseCtx, j, agent.OutFile{Path: "big.bin"})
+	if len(fa.files) != 1 {
+		t.Fatalf("uploads = %+v", fa.files)
+	}
+	up := fa.files[0]
+	if up.Path == filepath.Join(work, "chart.png") || filepath.Base(up.Path) != "chart.png" || up.Name != "chart.png" || up.MIME != "image/png" ||
+		up.Type != "image" || up.Size != int64(len(pngBytes)) || up.Caption != "see" || up.Cause != "m1" || !bytes.Equal(fa.data[0], pngBytes) {
+		t.Fatalf("upload = %+v", up)
+	}
+	if _, err := os.Stat(filepath.Dir(up.Path)); !os.IsNotExist(err) {
+		t.Fatalf("the staged copy was left behind: %v", err)
+	}
+	if got := fa.texts(); len(got) != 1 || got[0] != "⚠️ big.bin is 2 KB; local takes files up to 1 KB, so it was not sent." {
+		t.Fatalf("over the limit: %q", got)
+	}
+}

@@ -14,8 +14,6 @@ import (
 	"io"
 	"os"
 	"path/filepath"
-	"runtime"
-	"strconv"
 	"strings"
 
 	"github.com/heraldgw/herald"
@@ -85,7 +83,7 @@ func (r *Runner) sendFile(ctx context.Context, j *job, f agent.OutFile) {
 		return
 	}
 	defer file.Close()
-	name = filepath.Base(real)
+	name = SafeName(filepath.Base(real))
 	fi, err := file.Stat()
 	if err != nil {
 		r.reply(j, fmt.Sprintf("⚠️ Could not send %s: %v", name, err))
@@ -103,8 +101,15 @@ func (r *Runner) sendFile(ctx context.Context, j *job, f agent.OutFile) {
 		r.reply(j, fmt.Sprintf("⚠️ %s is %s; %s takes files up to %s, so it was not sent.", name, agent.HumanSize(fi.Size()), src.Platform, agent.HumanSize(max)))
 		return
 	}
+	staged, cleanup, err := stage(file, name, fi.Size())
+	if err != nil {
+		r.log.Error("file not staged for upload", "name", name, "err", err)
+		r.reply(j, fmt.Sprintf("⚠️ Could not send %s: %v", name, err))
+		return
+	}
+	defer cleanup()
 	out := adapters.OutgoingFile{
-		Path: openedPath(file, real), Name: name, MIME: mimeType, Type: herald.MediaType(mimeType), Size: fi.Size(),
+		Path: staged, Name: name, MIME: mimeType, Type: herald.MediaType(mimeType), Size: fi.Size(),
 		Caption: r.cfg.Redactor.Redact(f.Caption), Cause: j.msg.ID,
 	}
 	to := src.Target()
@@ -115,17 +120,30 @@ func (r *Runner) sendFile(ctx context.Context, j *job, f agent.OutFile) {
 	}
 }
 
-// openedPath names the file the gateway checked and holds open, so that
-// the adapter reads that very file even if its name is swapped for a
-// link meanwhile (/proc/self/fd on Linux); elsewhere its real path.
-func openedPath(f *os.File, real string) string {
-	if runtime.GOOS == "linux" {
-		p := "/proc/self/fd/" + strconv.Itoa(int(f.Fd()))
-		if _, err := os.Stat(p); err == nil {
-			return p
+// stage copies the file the gateway checked and holds open into a
+// private directory (0700, the file 0600) under its own name, and returns
+// that copy for the adapter to read: a name swapped for a link after the
+// check changes nothing, and an adapter that names the upload after its
+// path gets the right name. cleanup removes the copy.
+func stage(f *os.File, name string, size int64) (path string, cleanup func(), err error) {
+	dir, err := os.MkdirTemp("", "herald-send-")
+	if err != nil {
+		return "", nil, err
+	}
+	cleanup = func() { os.RemoveAll(dir) }
+	path = filepath.Join(dir, name)
+	out, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
+	if err == nil {
+		_, err = io.Copy(out, io.NewSectionReader(f, 0, size))
+		if cerr := out.Close(); err == nil {
+			err = cerr
 		}
 	}
-	return real
+	if err != nil {
+		cleanup()
+		return "", nil, err
+	}
+	return path, cleanup, nil
 }
 
 func safeSendFile(ctx context.Context, fs adapters.FileSender, a adapters.Adapter, to herald.Target, f adapters.OutgoingFile) (s adapters.Sent, err error) {
