@@ -154,12 +154,39 @@ func TestSendFilePaths(t *testing.T) {
 	// the tool queues the file for the answer
 	m := toolThenText("send_file", map[string]any{"path": "chart.png", "caption": "the chart"})
 	a := newAgent(m, hooks.NewRegistry(nil), &SendFile{Paths: e.paths})
-	res, err := a.Run(context.Background(), "send the chart", Options{})
+	res, err := a.Run(context.Background(), "send the chart", Options{Turn: Turn{ChatID: "c1"}})
 	if err != nil {
 		t.Fatal(err)
 	}
 	if len(res.Files) != 1 || res.Files[0].Path != filepath.Join(e.work, "chart.png") || res.Files[0].Caption != "the chart" {
 		t.Fatalf("Files = %+v", res.Files)
+	}
+	// a run with no chat (a cron job, BOOT.md) is told it cannot send
+	m = toolThenText("send_file", map[string]any{"path": "chart.png"})
+	res, err = newAgent(m, hooks.NewRegistry(nil), &SendFile{Paths: e.paths}).Run(context.Background(), "send", Options{Turn: Turn{Platform: "cron"}})
+	if err != nil || len(res.Files) != 0 || !strings.Contains(res.FinalResponse, "no chat to send a file to") {
+		t.Fatalf("without a chat: %+v, %v", res, err)
+	}
+}
+
+func TestDelegatedSendFileGoesWithTheParentsAnswer(t *testing.T) {
+	e := newFileEnv(t)
+	os.WriteFile(filepath.Join(e.work, "out.txt"), []byte("x"), 0o644)
+	m := &funcModel{fn: func(n int, req openai.ChatCompletionRequest) (openai.ChatCompletionResponse, error) {
+		last := req.Messages[len(req.Messages)-1]
+		switch {
+		case last.Role == openai.ChatMessageRoleUser && last.Content == "parent":
+			return callResp("d1", "delegate_task", map[string]any{"goal": "child"}), nil
+		case last.Role == openai.ChatMessageRoleUser && last.Content == "child":
+			return callResp("s1", "send_file", map[string]any{"path": "out.txt"}), nil
+		}
+		return textResp("done"), nil
+	}}
+	a := newAgent(m, hooks.NewRegistry(nil), &SendFile{Paths: e.paths})
+	a.Tools.Add(&Delegate{Agent: a})
+	res, err := a.Run(context.Background(), "parent", Options{Turn: Turn{ChatID: "c1", SessionID: "s"}})
+	if err != nil || len(res.Files) != 1 || res.Files[0].Path != filepath.Join(e.work, "out.txt") {
+		t.Fatalf("Files = %+v, %v", res.Files, err)
 	}
 }
 

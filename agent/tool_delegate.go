@@ -53,6 +53,9 @@ type childResult struct {
 	Error      string  `json:"error,omitempty"`
 	DurationMS int64   `json:"duration_ms"`
 	APICalls   int     `json:"api_calls"`
+	// files are what the child's send_file queued: they go with the
+	// parent's answer.
+	files []OutFile
 }
 
 func (t *Delegate) Run(ctx context.Context, c *Call) (string, error) {
@@ -90,6 +93,11 @@ func (t *Delegate) Run(ctx context.Context, c *Call) (string, error) {
 		}()
 	}
 	wg.Wait()
+	if c.run != nil {
+		for _, r := range results {
+			c.run.files = append(c.run.files, r.files...)
+		}
+	}
 	// subagent_stop from the parent's goroutine, in task order
 	reg := t.Agent.hooks()
 	for i, r := range results {
@@ -156,6 +164,7 @@ func (t *Delegate) runChild(ctx context.Context, parent Turn, base Options, budg
 	}
 	r.APICalls = used
 	if res != nil {
+		r.files = res.Files
 		if res.FinalResponse != "" {
 			s := res.FinalResponse
 			r.Summary = &s

@@ -45,8 +45,9 @@ func (t *SendFile) Run(ctx context.Context, c *Call) (string, error) {
 	if err != nil {
 		return "", fmt.Errorf("send_file: %w", err)
 	}
-	if c.run == nil {
-		return "", errors.New("send_file: there is no chat to send the file to here")
+	if c.run == nil || c.Turn == nil || c.Turn.ChatID == "" {
+		// cron jobs and BOOT.md deliver text only
+		return "", errors.New("send_file: this run has no chat to send a file to")
 	}
 	c.run.files = append(c.run.files, OutFile{Path: real, Caption: c.String("caption")})
 	b, err := json.Marshal(map[string]any{"queued": true, "path": real, "size": fi.Size(), "note": "the file is sent with your answer"})
