@@ -39,13 +39,16 @@ func splitMediaLines(text string) (rest string, paths []string) {
 			fenced = !fenced
 		}
 		if !fenced && strings.HasPrefix(t, MediaLinePrefix) {
-			p := strings.Trim(strings.TrimSpace(t[len(MediaLinePrefix):]), "`\"'")
+			p := strings.TrimSpace(strings.Trim(strings.TrimSpace(t[len(MediaLinePrefix):]), "`\"'"))
 			if p != "" {
 				paths = append(paths, p)
 				continue
 			}
 		}
 		kept = append(kept, l)
+	}
+	if len(paths) == 0 {
+		return text, nil
 	}
 	return strings.TrimSpace(strings.Join(kept, "\n")), paths
 }
