@@ -67,6 +67,10 @@ type Turn struct {
 	// Surface is "gateway" for chats, "cli" for herald chat; approvals use
 	// it.
 	Surface string
+	// MediaDir is the media cache of this turn's session: the one part of
+	// $HERALD_HOME/media the file tools may read in this turn ("" for
+	// none), so a chat never reads another's attachments.
+	MediaDir string
 }
 
 // Options configure one Run.

@@ -91,9 +91,25 @@ func TestMediaCacheReadableNeverWritable(t *testing.T) {
 	doc := filepath.Join(cache, "notes.txt")
 	os.WriteFile(doc, []byte("meeting at noon\n"), 0o600)
 	os.WriteFile(filepath.Join(e.home, "state.db"), []byte("SQLite format 3\x00"), 0o600)
-	got, err := callTool(t, &ReadFile{Paths: e.paths}, map[string]any{"path": doc})
-	if err != nil || got["content"] != "meeting at noon\n" {
+	other := filepath.Join(e.home, "media", "sess2")
+	os.MkdirAll(other, 0o700)
+	os.WriteFile(filepath.Join(other, "theirs.txt"), []byte("another chat's file"), 0o600)
+	os.Symlink(filepath.Join(other, "theirs.txt"), filepath.Join(e.work, "theirs-link.txt"))
+	turn := &Turn{SessionID: "sess1", MediaDir: cache}
+	read := func(p string) (string, error) {
+		return (&ReadFile{Paths: e.paths}).Run(context.Background(), &Call{Args: map[string]any{"path": p}, Turn: turn})
+	}
+	if got, err := read(doc); err != nil || !strings.Contains(got, "meeting at noon") {
 		t.Fatalf("read_file of a cached document = %v, %v", got, err)
+	}
+	// another conversation's attachments, directly or through a link
+	for _, p := range []string{filepath.Join(other, "theirs.txt"), "theirs-link.txt", filepath.Join(cache, "..", "sess2", "theirs.txt")} {
+		if _, err := read(p); !errors.Is(err, ErrOutside) {
+			t.Errorf("read_file %s: %v; want a refusal", p, err)
+		}
+	}
+	if _, err := callTool(t, &ReadFile{Paths: e.paths}, map[string]any{"path": doc}); !errors.Is(err, ErrOutside) {
+		t.Errorf("read_file with no conversation read the cache: %v", err)
 	}
 	for _, tc := range []struct {
 		tool Tool
@@ -120,6 +136,8 @@ func TestSendFilePaths(t *testing.T) {
 	cache := filepath.Join(e.home, "media", "s1")
 	os.MkdirAll(cache, 0o700)
 	os.WriteFile(filepath.Join(cache, "in.jpg"), []byte("jpeg"), 0o600)
+	os.MkdirAll(filepath.Join(e.home, "media", "s2"), 0o700)
+	os.WriteFile(filepath.Join(e.home, "media", "s2", "x.jpg"), []byte("jpeg"), 0o600)
 	os.WriteFile(filepath.Join(e.home, "local.token"), []byte("hl_secret"), 0o600)
 	os.WriteFile(filepath.Join(e.home, "state.db"), []byte("db"), 0o600)
 	os.WriteFile(filepath.Join(e.work, ".env"), []byte("OPENAI_API_KEY=sk-x"), 0o600)
@@ -141,9 +159,10 @@ func TestSendFilePaths(t *testing.T) {
 		filepath.Join(e.home, "config.yaml"): false,
 		"../other/secret.txt":                false,
 		"pipe":                               false,
-		filepath.Join(cache, "..", "..", "state.db"): false,
+		filepath.Join(cache, "..", "..", "state.db"):  false,
+		filepath.Join(e.home, "media", "s2", "x.jpg"): false,
 	} {
-		f, _, err := e.paths.OpenForSend(p)
+		f, _, err := e.paths.OpenForSend(p, cache)
 		if f != nil {
 			f.Close()
 		}

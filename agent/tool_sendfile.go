@@ -36,7 +36,7 @@ func (*SendFile) Schema() json.RawMessage {
 }
 
 func (t *SendFile) Run(ctx context.Context, c *Call) (string, error) {
-	f, real, err := t.Paths.OpenForSend(c.String("path"))
+	f, real, err := t.Paths.OpenForSend(c.String("path"), c.mediaDir())
 	if err != nil {
 		return "", fmt.Errorf("send_file: %w", err)
 	}
@@ -57,13 +57,19 @@ func (t *SendFile) Run(ctx context.Context, c *Call) (string, error) {
 // OpenForSend opens p to send it to a chat: a regular file read_file
 // could read (the working directory, the allowed paths, the media cache),
 // whose name does not mark a secret (.env files, tokens, state.db,
-// config.yaml, private keys). It returns the open file and its real path.
-func (ps *Paths) OpenForSend(p string) (*os.File, string, error) {
+// config.yaml, private keys). Of the media cache, only mediaDir (the
+// conversation's own part) may be sent. It returns the open file and its
+// real path.
+func (ps *Paths) OpenForSend(p, mediaDir string) (*os.File, string, error) {
 	if ps == nil {
 		return nil, "", fmt.Errorf("%w: sending files is not configured", ErrOutside)
 	}
 	f, real, err := ps.openFile(p, accessRead, os.O_RDONLY)
 	if err != nil {
+		return nil, "", err
+	}
+	if err := ps.checkMedia(p, real, mediaDir); err != nil {
+		f.Close()
 		return nil, "", err
 	}
 	if secretFileName(filepath.Base(real)) || secretFileName(filepath.Base(p)) {

@@ -469,7 +469,8 @@ func (r *Runner) turn(ctx context.Context, c *chat, j *job) {
 
 	opts := agent.Options{
 		Turn: agent.Turn{SessionID: sess.ID, SessionKey: c.key, Platform: string(src.Platform), UserID: src.UserID,
-			ChatID: src.ChatID, ChatType: string(src.ChatType), ThreadID: src.ThreadID, Surface: surface(src.Platform)},
+			ChatID: src.ChatID, ChatType: string(src.ChatType), ThreadID: src.ThreadID, Surface: surface(src.Platform),
+			MediaDir: r.mediaDirOf(sess.ID)},
 		History:  hist,
 		Approver: r.approver(c, sess.ID, src.Platform),
 		// a hook's systemMessage reaches the chat as it happens
@@ -589,7 +590,7 @@ func (r *Runner) finishTurn(ctx context.Context, c *chat, j *job, sess *sessions
 	if st == nil || !st.finish(text) {
 		r.reply(cur, text)
 	}
-	r.sendFiles(cur, files)
+	r.sendFiles(cur, files, r.mediaDirOf(sess.ID))
 	cur.rec.Resolve(adapters.Outcome{Status: adapters.StatusDone, SessionID: sess.ID})
 }
 

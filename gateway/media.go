@@ -298,6 +298,16 @@ func (r *Runner) sessionMediaDir(sessionID string, create bool) (string, error) 
 	return dir, nil
 }
 
+// mediaDirOf is the cache directory of a session ("" when there is no
+// cache).
+func (r *Runner) mediaDirOf(sessionID string) string {
+	dir, err := r.sessionMediaDir(sessionID, false)
+	if err != nil {
+		return ""
+	}
+	return dir
+}
+
 // dropMedia removes a session's cache (the session ended).
 func (r *Runner) dropMedia(sessionID string) {
 	dir, err := r.sessionMediaDir(sessionID, false)

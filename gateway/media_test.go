@@ -333,14 +333,17 @@ func TestSendFileRefusesSecretsAndSymlinks(t *testing.T) {
 	e := newMediaEnv(t, srv)
 	os.WriteFile(filepath.Join(e.work, ".env"), []byte("OPENAI_API_KEY=sk-x"), 0o600)
 	os.Symlink(filepath.Join(e.home, "config.yaml"), filepath.Join(e.work, "harmless.txt"))
-	srv.Push(agenttest.Reply{Content: "MEDIA:.env\nMEDIA:harmless.txt\nMEDIA:/etc/hostname"})
+	other := filepath.Join(e.home, "media", "another-session")
+	os.MkdirAll(other, 0o700)
+	os.WriteFile(filepath.Join(other, "their.png"), pngBytes, 0o600)
+	srv.Push(agenttest.Reply{Content: "MEDIA:.env\nMEDIA:harmless.txt\nMEDIA:/etc/hostname\nMEDIA:" + filepath.Join(other, "their.png")})
 	out := e.send("files")
 	for _, r := range out.Replies {
 		if r.File != nil {
 			t.Fatalf("a refused file was sent: %+v", r.File)
 		}
 	}
-	if got := out.text(); strings.Count(got, "⚠️ Could not send") != 3 {
+	if got := out.text(); strings.Count(got, "⚠️ Could not send") != 4 || !strings.Contains(got, "media cache of another conversation") {
 		t.Fatalf("replies = %q", got)
 	}
 }
@@ -351,7 +354,7 @@ func TestPlatformWithoutFilesGetsATextFallback(t *testing.T) {
 	fa := &fakeAdapter{name: herald.PlatformLocal}
 	r := New(Config{Adapters: []adapters.Adapter{fa}, Hooks: hooks.NewRegistry(nil), Media: MediaConfig{SendPaths: &agent.Paths{Workdir: work}}})
 	j := &job{msg: herald.Message{ID: "m1", Source: herald.Source{Platform: herald.PlatformLocal, ChatID: "c1", UserID: "u1"}}}
-	r.sendFile(r.baseCtx, j, agent.OutFile{Path: "a.txt"})
+	r.sendFile(r.baseCtx, j, agent.OutFile{Path: "a.txt"}, "")
 	if got := fa.texts(); len(got) != 1 || got[0] != "📎 a.txt (5 B) — local cannot receive files from herald, so it was not sent." {
 		t.Fatalf("fallback = %q", got)
 	}
@@ -500,8 +503,8 @@ func TestUploadIsACopyOfTheCheckedFileUnderTheLimit(t *testing.T) {
 	fa := &fileAdapter{fakeAdapter: fakeAdapter{name: herald.PlatformLocal}, max: 1024}
 	r := New(Config{Adapters: []adapters.Adapter{fa}, Hooks: hooks.NewRegistry(nil), Media: MediaConfig{SendPaths: &agent.Paths{Workdir: work}}})
 	j := &job{msg: herald.Message{ID: "m1", Source: herald.Source{Platform: herald.PlatformLocal, ChatID: "c1", UserID: "u1"}}}
-	r.sendFile(r.baseCtx, j, agent.OutFile{Path: "chart.png", Caption: "see"})
-	r.sendFile(r.baseCtx, j, agent.OutFile{Path: "big.bin"})
+	r.sendFile(r.baseCtx, j, agent.OutFile{Path: "chart.png", Caption: "see"}, "")
+	r.sendFile(r.baseCtx, j, agent.OutFile{Path: "big.bin"}, "")
 	if len(fa.files) != 1 {
 		t.Fatalf("uploads = %+v", fa.files)
 	}
@@ -515,5 +518,16 @@ func TestUploadIsACopyOfTheCheckedFileUnderTheLimit(t *testing.T) {
 	}
 	if got := fa.texts(); len(got) != 1 || got[0] != "⚠️ big.bin is 2 KB; local takes files up to 1 KB, so it was not sent." {
 		t.Fatalf("over the limit: %q", got)
+	}
+}
+
+func TestAnAttachmentCanBeSentBackToItsOwnChat(t *testing.T) {
+	srv := agenttest.New(t, agenttest.Reply{Func: func(r *agenttest.Request) agenttest.Reply {
+		return agenttest.Reply{Content: "back to you\nMEDIA:" + savedAt.FindStringSubmatch(r.UserText())[1]}
+	}})
+	e := newMediaEnv(t, srv)
+	out := e.send("", attachment{"photo.png", "image/png", pngBytes})
+	if len(out.Replies) != 2 || out.Replies[1].File == nil || !bytes.Equal(e.get(out.Replies[1].File.URL), pngBytes) {
+		t.Fatalf("replies = %+v", out.Replies)
 	}
 }

@@ -64,22 +64,24 @@ func outgoing(res *agent.Result) (string, []agent.OutFile) {
 	return text, files
 }
 
-// sendFiles sends each file to the chat j came from, as caused by j.
-func (r *Runner) sendFiles(j *job, files []agent.OutFile) {
+// sendFiles sends each file to the chat j came from, as caused by j;
+// mediaDir is the media cache of the conversation's session (the only part
+// of the cache its files may come from).
+func (r *Runner) sendFiles(j *job, files []agent.OutFile, mediaDir string) {
 	for _, f := range files {
-		r.sendFile(r.baseCtx, j, f)
+		r.sendFile(r.baseCtx, j, f, mediaDir)
 	}
 }
 
 // sendFile sends one file, or tells the chat why it could not.
-func (r *Runner) sendFile(ctx context.Context, j *job, f agent.OutFile) {
+func (r *Runner) sendFile(ctx context.Context, j *job, f agent.OutFile, mediaDir string) {
 	src := j.msg.Source
 	a, ok := r.adapters[src.Platform]
 	if !ok {
 		return
 	}
 	name := filepath.Base(f.Path)
-	file, real, err := r.cfg.Media.SendPaths.OpenForSend(f.Path)
+	file, real, err := r.cfg.Media.SendPaths.OpenForSend(f.Path, mediaDir)
 	if err != nil {
 		r.log.Warn("file not sent", "platform", src.Platform, "chat", src.ChatID, "path", f.Path, "err", r.cfg.Redactor.Redact(err.Error()))
 		r.reply(j, fmt.Sprintf("⚠️ Could not send %s: %s", name, r.cfg.Redactor.Redact(err.Error())))
