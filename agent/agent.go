@@ -33,6 +33,9 @@ type Agent struct {
 	MaxTokens     int
 	MaxIterations int
 	SystemPrompt  string
+	// Vision sends the images of a user's message to the model as image
+	// parts (model.vision).
+	Vision bool
 
 	// ApprovalMode is approvals.mode: ask (default), off (dangerous
 	// commands are denied) or yolo (they run).
@@ -76,6 +79,10 @@ type Turn struct {
 	// the session that delegated, and the child's role.
 	ParentSessionID string
 	AgentType       string
+	// MediaDir is the media cache of this turn's session: the one part of
+	// $HERALD_HOME/media the file tools may read in this turn ("" for
+	// none), so a chat never reads another's attachments.
+	MediaDir string
 }
 
 // Options configure one Run.
@@ -108,6 +115,9 @@ type Options struct {
 	// (Claude Code's systemMessage) while the turn runs; without it the
 	// message is logged.
 	Notice func(text string)
+	// Media are the attachments of the user's message, downloaded (Path
+	// set) where they could be; the prompt already announces them.
+	Media []herald.Media
 }
 
 // Result is what a Run produced.
@@ -126,6 +136,16 @@ type Result struct {
 	// Halted is set when a hook ended the turn (Claude Code's continue:
 	// false): FinalResponse is its stop reason.
 	Halted bool
+	// Files are what send_file asked to send with the answer, in order.
+	Files []OutFile
+}
+
+// OutFile is a file the agent asked to send to the chat with its answer.
+type OutFile struct {
+	// Path is the file as resolved when send_file checked it; the
+	// gateway checks it again when it sends.
+	Path    string
+	Caption string
 }
 
 // HaltedText is the answer of a turn a hook ended without a reason.
@@ -161,6 +181,8 @@ type runState struct {
 	// its stop reason; checked after every tool call.
 	halted   bool
 	stopText string
+	// files are what send_file queued for the answer.
+	files []OutFile
 }
 
 // feedback acts on what hooks said besides their decisions: a notice is
@@ -210,6 +232,7 @@ func (a *Agent) Run(ctx context.Context, prompt string, o Options) (res *Result,
 		})
 	}()
 	run := &runState{agent: a, opts: &o, turn: o.Turn}
+	defer func() { res.Files = run.files }()
 	interrupted := func() (*Result, error) {
 		res.Interrupted, res.Completed = true, false
 		return res, ctx.Err()
@@ -235,7 +258,7 @@ func (a *Agent) Run(ctx context.Context, prompt string, o Options) (res *Result,
 	if reg.Has(hooks.PreLLMCallHook) {
 		c, fb := reg.UserPrompt(ctx, &hooks.PreLLMCall{
 			SessionID: o.SessionID, UserMessage: prompt, ConversationHistory: historyOf(o.History),
-			IsFirstTurn: isFirst, Model: model, Platform: platform, SenderID: o.UserID, Claude: run.claude(),
+			IsFirstTurn: isFirst, Model: model, Platform: platform, SenderID: o.UserID, Claude: run.claude(), Media: hooks.MediaOf(o.Media),
 		})
 		extras = append(extras, c)
 		run.feedback(&fb)
@@ -251,6 +274,9 @@ func (a *Agent) Run(ctx context.Context, prompt string, o Options) (res *Result,
 	}
 	extra := joinNonEmpty(extras, "\n\n")
 	user := openai.ChatCompletionMessage{Role: openai.ChatMessageRoleUser, Content: prompt}
+	// the stored message is text; requests carry the hooks' context and
+	// the images
+	userReq := a.userRequest(prompt, extra, &o)
 	res.Messages = append(res.Messages, user)
 	run.transcribe(user)
 	userIdx := len(msgs)
@@ -296,11 +322,12 @@ func (a *Agent) Run(ctx context.Context, prompt string, o Options) (res *Result,
 			return interrupted()
 		}
 		reqMsgs := msgs
-		if extra != "" {
-			// pre_llm_call context goes into this request's copy of the
-			// user message only: never stored, never the system prompt
+		if extra != "" || userReq.MultiContent != nil {
+			// pre_llm_call context and images go into this request's copy
+			// of the user message only: never stored, never the system
+			// prompt
 			reqMsgs = append([]openai.ChatCompletionMessage(nil), msgs...)
-			reqMsgs[userIdx].Content = prompt + "\n\n" + extra
+			reqMsgs[userIdx] = userReq
 		}
 		if window > 0 {
 			var rep trimReport
@@ -322,10 +349,16 @@ func (a *Agent) Run(ctx context.Context, prompt string, o Options) (res *Result,
 				if c := run.feedback(&fb); c != "" {
 					// from this request on, beside any pre_llm_call context
 					extra = joinNonEmpty([]string{extra, c}, "\n\n")
+					userReq = a.userRequest(prompt, extra, &o)
 					reqMsgs = append([]openai.ChatCompletionMessage(nil), reqMsgs...)
 					for i := len(reqMsgs) - 1; i >= 0; i-- {
-						if reqMsgs[i].Role == openai.ChatMessageRoleUser {
-							reqMsgs[i].Content += "\n\n" + c
+						if m := &reqMsgs[i]; m.Role == openai.ChatMessageRoleUser {
+							if m.MultiContent != nil {
+								m.MultiContent = append(append([]openai.ChatMessagePart(nil), m.MultiContent...),
+									openai.ChatMessagePart{Type: openai.ChatMessagePartTypeText, Text: c})
+							} else {
+								m.Content += "\n\n" + c
+							}
 							break
 						}
 					}

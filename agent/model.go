@@ -280,7 +280,7 @@ func (Echo) Complete(ctx context.Context, req openai.ChatCompletionRequest) (ope
 		}}}
 		return resp, nil
 	}
-	text := last.Content
+	text := messageText(last)
 	if cmd, ok := demoCommand(text); ok && hasTool(req.Tools, "terminal") {
 		args, _ := json.Marshal(map[string]string{"command": cmd})
 		resp.Choices = []openai.ChatCompletionChoice{{FinishReason: openai.FinishReasonToolCalls, Message: openai.ChatCompletionMessage{
@@ -290,8 +290,14 @@ func (Echo) Complete(ctx context.Context, req openai.ChatCompletionRequest) (ope
 		}}}
 		return resp, nil
 	}
+	// attachments are stated, one line each, after the words
+	answer := text
+	if words, lines := echoAttachments(text); len(lines) > 0 {
+		answer = strings.Join(append([]string{words}, lines...), "\n")
+		answer = strings.TrimPrefix(answer, "\n")
+	}
 	resp.Choices = []openai.ChatCompletionChoice{{FinishReason: openai.FinishReasonStop, Message: openai.ChatCompletionMessage{
-		Role: openai.ChatMessageRoleAssistant, Content: EchoPrefix + text,
+		Role: openai.ChatMessageRoleAssistant, Content: EchoPrefix + answer,
 	}}}
 	resp.Usage = openai.Usage{PromptTokens: len(text) / 4, CompletionTokens: len(text) / 4}
 	return resp, nil

@@ -34,8 +34,9 @@ type Paths struct {
 // ErrOutside is wrapped by every refusal of a path.
 var ErrOutside = errors.New("path not allowed")
 
-// mediaDir is the part of the home the file tools may read.
-const mediaDir = "media"
+// mediaSubdir is the part of the home the file tools may read (the media
+// cache; a turn reads its own session's part only).
+const mediaSubdir = "media"
 
 // access is what a tool wants to do with a path.
 type access int
@@ -81,7 +82,7 @@ func (ps *Paths) resolve(p string, how access) (real, root string, err error) {
 	}
 	roots := append([]string{ps.Workdir}, ps.Allowed...)
 	if how == accessRead && ps.Home != "" {
-		roots = append(roots, filepath.Join(ps.Home, mediaDir))
+		roots = append(roots, filepath.Join(ps.Home, mediaSubdir))
 	}
 	for _, r := range roots {
 		if r == "" {
@@ -113,7 +114,7 @@ func (ps *Paths) checkHome(p, real string, how access) error {
 	realHome, _ := realPath(home)
 	for _, h := range []string{home, realHome} {
 		if within(real, h) || within(p, h) {
-			if how == accessRead && within(real, filepath.Join(h, mediaDir)) && real != filepath.Join(h, mediaDir) {
+			if how == accessRead && within(real, filepath.Join(h, mediaSubdir)) && real != filepath.Join(h, mediaSubdir) {
 				return nil
 			}
 			return ps.homeError(p)
@@ -127,7 +128,7 @@ func (ps *Paths) checkHome(p, real string, how access) error {
 	child := ""
 	for d := real; ; d = filepath.Dir(d) {
 		if id, ok := fileIDOf(d); ok && id == homeID {
-			if how == accessRead && child != "" && filepath.Base(child) == mediaDir && child != real {
+			if how == accessRead && child != "" && filepath.Base(child) == mediaSubdir && child != real {
 				return nil
 			}
 			return ps.homeError(p)
@@ -185,7 +186,7 @@ func (ps *Paths) linkedIntoHome(fi fs.FileInfo) bool {
 			return nil
 		}
 		if d.IsDir() {
-			if p == filepath.Join(ps.Home, mediaDir) {
+			if p == filepath.Join(ps.Home, mediaSubdir) {
 				return fs.SkipDir
 			}
 			return nil
@@ -255,6 +256,36 @@ func (ps *Paths) checkOpened(p, real string, fi fs.FileInfo, how access) error {
 		return ps.homeError(p + " (a hard link)")
 	}
 	return nil
+}
+
+// checkMedia refuses a resolved path in the home's media cache unless it
+// lies in mediaDir (the turn's session's cache; "" allows none of it).
+// Both are recognised by device and inode, as the home is.
+func (ps *Paths) checkMedia(p, real, mediaDir string) error {
+	if ps.Home == "" {
+		return nil
+	}
+	cacheID, ok := fileIDOf(filepath.Join(ps.Home, mediaSubdir))
+	if !ok {
+		return nil // no cache: nothing in it to protect
+	}
+	ownID, hasOwn := fileID{}, false
+	if mediaDir != "" {
+		ownID, hasOwn = fileIDOf(mediaDir)
+	}
+	for d := filepath.Dir(real); ; d = filepath.Dir(d) {
+		if id, ok := fileIDOf(d); ok {
+			if hasOwn && id == ownID {
+				return nil
+			}
+			if id == cacheID {
+				return fmt.Errorf("%w: %s is in the media cache of another conversation", ErrOutside, p)
+			}
+		}
+		if d == filepath.Dir(d) {
+			return nil
+		}
+	}
 }
 
 // realPath resolves symbolic links in the longest existing prefix of p

@@ -55,6 +55,9 @@ type childResult struct {
 	APICalls   int     `json:"api_calls"`
 	// sessionID is the child's session (its transcript's name).
 	sessionID string
+	// files are what the child's send_file queued: they go with the
+	// parent's answer.
+	files []OutFile
 }
 
 func (t *Delegate) Run(ctx context.Context, c *Call) (string, error) {
@@ -96,6 +99,11 @@ func (t *Delegate) Run(ctx context.Context, c *Call) (string, error) {
 		}()
 	}
 	wg.Wait()
+	if c.run != nil {
+		for _, r := range results {
+			c.run.files = append(c.run.files, r.files...)
+		}
+	}
 	// subagent_stop from the parent's goroutine, in task order
 	reg := t.Agent.hooks()
 	for i, r := range results {
@@ -144,6 +152,7 @@ func (t *Delegate) runChild(ctx context.Context, parent Turn, base Options, clau
 		opts.History = history
 		res, err = t.Agent.Run(ctx, prompt, opts)
 		used += res.APICalls
+		r.files = append(r.files, res.Files...)
 		r.Status, r.Error = childStatus(res, err)
 		if !reg.HasInline(hooks.SubagentStopHook) {
 			break

@@ -42,6 +42,11 @@ func (*ReadFile) Schema() json.RawMessage {
 
 func (t *ReadFile) Run(ctx context.Context, c *Call) (string, error) {
 	f, p, err := t.Paths.openFile(c.String("path"), accessRead, os.O_RDONLY)
+	if err == nil {
+		if err = t.Paths.checkMedia(c.String("path"), p, c.mediaDir()); err != nil {
+			f.Close()
+		}
+	}
 	if err != nil {
 		return "", fmt.Errorf("read_file: %w", err)
 	}

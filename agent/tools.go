@@ -94,6 +94,14 @@ func (c *Call) Bool(key string, def bool) bool {
 	return def
 }
 
+// mediaDir is the media cache the call's turn may read ("" for none).
+func (c *Call) mediaDir() string {
+	if c.Turn == nil {
+		return ""
+	}
+	return c.Turn.MediaDir
+}
+
 func (c *Call) hooks() *hooks.Registry {
 	if c.run == nil {
 		return noHooks

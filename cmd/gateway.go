@@ -12,6 +12,7 @@ import (
 	"github.com/heraldgw/herald"
 	"github.com/heraldgw/herald/adapters"
 	"github.com/heraldgw/herald/adapters/local"
+	"github.com/heraldgw/herald/agent"
 	"github.com/heraldgw/herald/config"
 	"github.com/heraldgw/herald/gateway"
 	"github.com/heraldgw/herald/hooks"
@@ -78,6 +79,9 @@ func (e *env) gateway(ctx context.Context, args []string) error {
 	addrFile := filepath.Join(a.home, "local.addr")
 	loc := local.New(local.Config{
 		Listen: lc.Listen, Token: token, AllowedHosts: lc.AllowedHosts, MaxMessageLength: lc.MaxMessageLength, Log: a.log.With("platform", "local"),
+		// a little over media.max_bytes, so that the gateway's own limit
+		// message answers a file just over it
+		MaxUpload: a.cfg.Media.MaxBytes + 1<<20, FilesDir: filepath.Join(a.home, "local-files"),
 		Events: func(fn func(string, any)) func() {
 			return a.hooks.Subscribe(hooks.Subscription{Name: "local /v1/events", Attach: hooks.AttachInternal, Events: []string{"*"}, QueueSize: 8192,
 				Handler: func(ctx context.Context, ev hooks.Event) (any, error) {
@@ -168,7 +172,12 @@ func gatewayConfig(a *app, ads []adapters.Adapter) gateway.Config {
 	add(herald.PlatformDiscord, c.Platforms.Discord.Common, false)
 	add(herald.PlatformSlack, c.Platforms.Slack.Common, false)
 	add(herald.PlatformCLI, config.Common{}, true)
+	media := gateway.MediaConfig{Dir: filepath.Join(a.home, "media"), MaxBytes: c.Media.MaxBytes, SendPaths: a.sendPaths}
+	if ep, ok := c.STTEndpoint(); ok {
+		media.Transcriber = agent.NewTranscriber(ep.BaseURL, ep.APIKey, ep.Model, nil)
+	}
 	return gateway.Config{
+		Media:    media,
 		Adapters: ads, Store: a.store, Hooks: a.hooks, Agent: a.agent, Redactor: a.redactor, Log: a.log.With("component", "gateway"),
 		Keys:            sessions.KeyOptions{GroupPerUser: config.On(c.GroupSessionsPerUser, true)},
 		BusyMode:        c.BusyMode(),

@@ -24,7 +24,7 @@ func init() {
 }
 
 // builtinToolNames are the names agent.disabled_tools may list.
-var builtinToolNames = []string{"terminal", "read_file", "write_file", "patch", "send_message", "delegate_task"}
+var builtinToolNames = []string{"terminal", "read_file", "write_file", "patch", "send_message", "send_file", "delegate_task"}
 
 // registerTools adds the built-in tools to a.agent.Tools. A workdir that
 // does not exist is an error naming agent.workdir.
@@ -47,6 +47,17 @@ func registerTools(a *app) error {
 	}
 	paths := &agent.Paths{Workdir: wd, Allowed: allowed, Home: a.home}
 	a.agent.Workdir = wd
+	var sendDirs []string
+	for _, p := range a.cfg.Tools.SendFile.AllowedDirs {
+		d, err := toolDir(p)
+		if err != nil {
+			return fmt.Errorf("tools.send_file.allowed_dirs: %w", err)
+		}
+		sendDirs = append(sendDirs, d)
+	}
+	// files may be sent from the working directory, the media cache and
+	// tools.send_file.allowed_dirs
+	a.sendPaths = &agent.Paths{Workdir: wd, Allowed: sendDirs, Home: a.home}
 	policy, err := terminalSandbox(a, append([]string{wd}, allowed...))
 	if err != nil {
 		return err
@@ -57,6 +68,7 @@ func registerTools(a *app) error {
 		&agent.WriteFile{Paths: paths},
 		&agent.Patch{Paths: paths},
 		&agent.SendMessage{},
+		&agent.SendFile{Paths: a.sendPaths},
 		&agent.Delegate{Agent: a.agent},
 	}
 	off := map[string]bool{}

@@ -38,6 +38,9 @@ type app struct {
 	// sandboxWarning, when set, says the terminal tool runs unconfined;
 	// the gateway logs it once at start.
 	sandboxWarning string
+	// sendPaths confines the files the agent sends (send_file, MEDIA:
+	// lines).
+	sendPaths *agent.Paths
 }
 
 type appOptions struct {
@@ -116,6 +119,7 @@ func newAgent(ep config.Endpoint, cfg *config.Config, reg *hooks.Registry, red *
 		MaxTokens: ep.MaxTokens, MaxIterations: cfg.Agent.MaxIterations, SystemPrompt: cfg.Agent.SystemPrompt,
 		ApprovalMode: cfg.Approvals.Mode, ApprovalTimeout: cfg.Approvals.Timeout.D(),
 		TranscriptDir: filepath.Join(cfg.Home, "transcripts"),
+		Vision:        cfg.Vision(agent.SupportsVision),
 	}
 }
 

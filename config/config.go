@@ -16,6 +16,8 @@ type Config struct {
 	Platforms Platforms `yaml:"platforms"`
 	Agent     Agent     `yaml:"agent"`
 	Tools     Tools     `yaml:"tools"`
+	Media     Media     `yaml:"media"`
+	STT       STT       `yaml:"stt"`
 
 	// BusyInputMode is interrupt|queue; Hermes' display.busy_input_mode is
 	// read too.
@@ -61,6 +63,10 @@ type Model struct {
 	Provider      string `yaml:"provider"`
 	ContextWindow int    `yaml:"context_window"`
 	MaxTokens     int    `yaml:"max_tokens"`
+	// Vision is true, false or auto (the default): whether images go to
+	// the model as image parts. auto is true unless the model name is a
+	// known text-only one (agent.SupportsVision).
+	Vision string `yaml:"vision"`
 }
 
 // UnmarshalYAML accepts `model: name` and `model: {default|model: name, …}`.
@@ -224,6 +230,30 @@ type Agent struct {
 // Tools configures the built-in tools.
 type Tools struct {
 	Terminal TerminalTool `yaml:"terminal"`
+	SendFile SendFileTool `yaml:"send_file"`
+}
+
+// SendFileTool configures the send_file tool and MEDIA: lines.
+type SendFileTool struct {
+	// AllowedDirs are directories, besides the working directory and the
+	// media cache, whose files may be sent.
+	AllowedDirs []string `yaml:"allowed_dirs"`
+}
+
+// Media configures inbound attachments.
+type Media struct {
+	// MaxBytes caps one attachment (default DefaultMediaMaxBytes).
+	MaxBytes int64 `yaml:"max_bytes"`
+}
+
+// STT is speech-to-text for voice notes and audio, through the
+// OpenAI-compatible audio API.
+type STT struct {
+	Enabled *bool  `yaml:"enabled"`
+	Model   string `yaml:"model"`
+	// BaseURL and APIKey default to the model's.
+	BaseURL string `yaml:"base_url"`
+	APIKey  string `yaml:"api_key"`
 }
 
 // TerminalTool configures the terminal tool.
@@ -368,4 +398,39 @@ func (c *Config) ResolveModel() Endpoint {
 		e.Provider = "openai-compatible"
 	}
 	return e
+}
+
+// STTEndpoint is the resolved speech-to-text endpoint; ok is false when
+// stt.enabled is not true.
+func (c *Config) STTEndpoint() (e Endpoint, ok bool) {
+	if !On(c.STT.Enabled, false) {
+		return Endpoint{}, false
+	}
+	m := c.ResolveModel()
+	e = Endpoint{Model: c.STT.Model, BaseURL: c.STT.BaseURL, APIKey: c.STT.APIKey, Provider: "openai-compatible"}
+	if e.Model == "" {
+		e.Model = DefaultSTTModel
+	}
+	if e.BaseURL == "" {
+		e.BaseURL = m.BaseURL
+	}
+	if e.BaseURL == "" {
+		e.BaseURL = "https://api.openai.com/v1"
+	}
+	if e.APIKey == "" {
+		e.APIKey = m.APIKey
+	}
+	return e, true
+}
+
+// Vision reports whether images go to the model as image parts
+// (model.vision; auto asks supports, given the model name).
+func (c *Config) Vision(supports func(model string) bool) bool {
+	switch strings.ToLower(strings.TrimSpace(c.Model.Vision)) {
+	case "true", "yes", "on":
+		return true
+	case "false", "no", "off":
+		return false
+	}
+	return supports(c.ResolveModel().Model)
 }

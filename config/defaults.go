@@ -27,13 +27,19 @@ const (
 	// DefaultTerminalSandbox "" is landlock where the kernel offers it,
 	// none otherwise (decided at start).
 	DefaultTerminalSandbox = ""
+	// DefaultMediaMaxBytes caps one inbound attachment (media.max_bytes).
+	DefaultMediaMaxBytes = 20 << 20
+	DefaultSTTModel      = "whisper-1"
+	DefaultVision        = "auto"
 )
 
 // Defaults returns a Config with every default set.
 func Defaults() *Config {
 	t := true
 	return &Config{
-		Model: Model{Name: DefaultModelName, ContextWindow: DefaultContextWindow},
+		Model: Model{Name: DefaultModelName, ContextWindow: DefaultContextWindow, Vision: DefaultVision},
+		Media: Media{MaxBytes: DefaultMediaMaxBytes},
+		STT:   STT{Model: DefaultSTTModel},
 		Platforms: Platforms{
 			Local:    Local{Listen: DefaultLocalListen},
 			Telegram: Telegram{APIEndpoint: DefaultTelegramAPI, Common: Common{RequireMention: &t}},

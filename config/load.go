@@ -380,6 +380,7 @@ func collectSecrets(c *Config, get func(string) string) map[string]string {
 		}
 	}
 	add("model.api_key", c.Model.APIKey)
+	add("stt.api_key", c.STT.APIKey)
 	add("platforms.telegram.token", c.Platforms.Telegram.Token)
 	add("platforms.discord.token", c.Platforms.Discord.Token)
 	add("platforms.slack.bot_token", c.Platforms.Slack.BotToken)
@@ -434,6 +435,18 @@ func validate(c *Config) []Warning {
 	}
 	if c.Model.ContextWindow <= 0 {
 		c.Model.ContextWindow = DefaultContextWindow
+	}
+	switch strings.ToLower(strings.TrimSpace(c.Model.Vision)) {
+	case "", "auto", "true", "false", "yes", "no", "on", "off":
+	default:
+		warn("model.vision %q is not one of true|false|auto; using auto", c.Model.Vision)
+		c.Model.Vision = DefaultVision
+	}
+	if c.Media.MaxBytes <= 0 {
+		if c.Media.MaxBytes < 0 {
+			warn("media.max_bytes %d is negative; using %d", c.Media.MaxBytes, DefaultMediaMaxBytes)
+		}
+		c.Media.MaxBytes = DefaultMediaMaxBytes
 	}
 	if c.Cron.MaxParallelJobs <= 0 {
 		c.Cron.MaxParallelJobs = DefaultCronMaxParallel

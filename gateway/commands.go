@@ -235,6 +235,9 @@ func (r *Runner) reset(ctx context.Context, c *chat, j *job) {
 		id := old.ID
 		oldID = &id
 	}
+	if old != nil {
+		r.dropMedia(old.ID)
+	}
 	p := string(src.Platform)
 	r.hooks.Emit(hooks.OnSessionFinalizeHook, &hooks.SessionFinalized{SessionID: oldID, Platform: p, Reason: "clear", Claude: r.claudeSession(oldID)})
 	r.hooks.Emit(hooks.SessionEndEv, &hooks.SessionBoundary{Platform: p, UserID: src.UserID, SessionKey: c.key})

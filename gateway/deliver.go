@@ -174,11 +174,22 @@ func splitFor(text string, a adapters.Adapter) []string {
 }
 
 func (r *Runner) sendOne(ctx context.Context, a adapters.Adapter, to herald.Target, out adapters.Outgoing) (string, error) {
+	return r.retrySend(ctx, a, to, out.Plain, func(plain bool) (adapters.Sent, error) {
+		o := out
+		o.Plain = plain
+		return safeSend(ctx, a, to, o)
+	})
+}
+
+// retrySend makes one delivery with retries: rate limits (honouring
+// retry-after) and network errors with backoff; a refusal is tried once
+// more as plain text unless plain is already set.
+func (r *Runner) retrySend(ctx context.Context, a adapters.Adapter, to herald.Target, plain bool, try func(plain bool) (adapters.Sent, error)) (string, error) {
 	backoff := r.cfg.RetryBase
 	var err error
 	for attempt := 1; attempt <= maxSendAttempts; attempt++ {
 		var sent adapters.Sent
-		sent, err = safeSend(ctx, a, to, out)
+		sent, err = try(plain)
 		if err == nil {
 			return sent.MessageID, nil
 		}
@@ -197,11 +208,11 @@ func (r *Runner) sendOne(ctx context.Context, a adapters.Adapter, to herald.Targ
 			wait = backoff
 			backoff *= 2
 		default:
-			if out.Plain {
+			if plain {
 				return "", err
 			}
 			// the platform refused this message: try once more as plain text
-			out.Plain = true
+			plain = true
 			continue
 		}
 		if wait > maxRetryWait {

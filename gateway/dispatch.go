@@ -399,6 +399,7 @@ func (r *Runner) turnLoop(c *chat, j *job, ctx context.Context, cancel context.C
 			c.queue[0] = nil
 			c.queue = c.queue[1:]
 			next.msg.Text = j.msg.Text + "\n" + next.msg.Text
+			next.msg.Media = append(append([]herald.Media(nil), j.msg.Media...), next.msg.Media...)
 			folded = append(folded, j)
 			j = next
 		}
@@ -462,9 +463,13 @@ func (r *Runner) turn(ctx context.Context, c *chat, j *job) {
 	c.startSource, c.resumable = "", false
 	c.mu.Unlock()
 	src := m.Source
+	in := r.prepare(ctx, sess.ID, m)
+	for _, note := range in.notes {
+		r.reply(j, note)
+	}
 	start := hooks.AgentStart{
 		Platform: string(src.Platform), UserID: src.UserID, ChatID: src.ChatID, SessionID: sess.ID,
-		Message: truncate(m.Text, 500), ThreadID: src.ThreadID, ChatType: string(src.ChatType),
+		Message: truncate(in.prompt, 500), ThreadID: src.ThreadID, ChatType: string(src.ChatType), Media: hooks.MediaOf(in.media),
 	}
 	end := &hooks.AgentEnd{AgentStart: start, Model: r.cfg.Agent.ModelName}
 	r.hooks.Emit(hooks.AgentStartEv, &start)
@@ -472,12 +477,14 @@ func (r *Runner) turn(ctx context.Context, c *chat, j *job) {
 
 	opts := agent.Options{
 		Turn: agent.Turn{SessionID: sess.ID, SessionKey: c.key, Platform: string(src.Platform), UserID: src.UserID,
-			ChatID: src.ChatID, ChatType: string(src.ChatType), ThreadID: src.ThreadID, Surface: surface(src.Platform)},
+			ChatID: src.ChatID, ChatType: string(src.ChatType), ThreadID: src.ThreadID, Surface: surface(src.Platform),
+			MediaDir: r.mediaDirOf(sess.ID)},
 		History:       hist,
 		Approver:      r.approver(c, sess.ID, src.Platform),
 		SessionSource: source,
 		// a hook's systemMessage reaches the chat as it happens
 		Notice: func(text string) { r.reply(j, text) },
+		Media:  in.media,
 	}
 	if dt := r.cfg.Auth[src.Platform].DisabledTools; len(dt) > 0 {
 		opts.DisabledTools = dt
@@ -487,7 +494,7 @@ func (r *Runner) turn(ctx context.Context, c *chat, j *job) {
 		opts.Stream = st.update
 	}
 	stopTyping := r.typing(ctx, src)
-	res, runErr := r.runAgent(ctx, m.Text, opts)
+	res, runErr := r.runAgent(ctx, in.prompt, opts)
 	stopTyping()
 	if st != nil {
 		st.stop()
@@ -562,6 +569,7 @@ func (r *Runner) commit(ctx context.Context, c *chat, sess *sessions.Session, cr
 		if err := r.store.EndSession(context.WithoutCancel(ctx), sess.ID, "session_reset", now); err != nil {
 			r.log.Error("could not end a superseded session", "session_id", sess.ID, "err", err)
 		}
+		r.dropMedia(sess.ID)
 	}
 	return nil
 }
@@ -584,9 +592,14 @@ func (r *Runner) finishTurn(ctx context.Context, c *chat, j *job, sess *sessions
 		return
 	}
 	end.Response = truncate(res.FinalResponse, 500)
-	if st == nil || !st.finish(res.FinalResponse) {
-		r.reply(cur, res.FinalResponse)
+	text, files := outgoing(res)
+	if st != nil && strings.TrimSpace(text) == "" && len(files) > 0 {
+		text = "📎" // a streamed message cannot be edited to nothing
 	}
+	if st == nil || !st.finish(text) {
+		r.reply(cur, text)
+	}
+	r.sendFiles(cur, files, r.mediaDirOf(sess.ID))
 	cur.rec.Resolve(adapters.Outcome{Status: adapters.StatusDone, SessionID: sess.ID})
 }
 

@@ -103,11 +103,12 @@ func (r *Runner) evictIdle() int {
 }
 
 // tidy is the sweep's upkeep: idle chats freed, the journal and old
-// session transcripts pruned.
+// session transcripts pruned, the media of ended sessions removed.
 func (r *Runner) tidy(ctx context.Context) {
 	if n := r.evictIdle(); n > 0 {
 		r.log.Debug("idle chats freed", "chats", n)
 	}
 	r.pruneInbox(ctx)
 	r.pruneTranscripts()
+	r.tidyMedia(ctx)
 }

@@ -71,6 +71,7 @@ func (r *Runner) expire(ctx context.Context, key string, s *sessions.Session, re
 	if err := r.store.EndSession(context.WithoutCancel(ctx), id, reason, r.cfg.Now()); err != nil {
 		r.log.Error("could not end an expired session", "session_id", id, "err", err)
 	}
+	r.dropMedia(id)
 	r.log.Info("session expired", "session_id", id, "session_key", key, "reason", reason)
 }
 

@@ -85,6 +85,9 @@ type Config struct {
 	// the turns queued behind its running turn (default 100); over it
 	// the user is told the message was not taken.
 	MaxQueue int
+	// Media configures attachments in (the cache, its cap,
+	// speech-to-text) and out (which files may be sent).
+	Media MediaConfig
 }
 
 // Runner is the gateway.

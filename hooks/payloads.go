@@ -40,6 +40,8 @@ type AgentStart struct {
 	Message   string `json:"message"`
 	ThreadID  string `json:"thread_id"`
 	ChatType  string `json:"chat_type"`
+	// Media are the message's attachments (herald's extension).
+	Media []MediaInfo `json:"media,omitempty"`
 }
 
 // AgentEnd is agent:end: agent:start's keys plus the response (cut to 500
@@ -134,6 +136,9 @@ type PreLLMCall struct {
 	Platform            string           `json:"platform"`
 	SenderID            string           `json:"sender_id"`
 	Claude              Claude           `json:"-"`
+	// Media are the attachments of the user's message (herald's
+	// extension).
+	Media []MediaInfo `json:"media,omitempty"`
 }
 
 // PostLLMCall is post_llm_call.

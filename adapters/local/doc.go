@@ -7,6 +7,8 @@
 //	                    returns the replies it caused
 //	GET  /v1/events     Server-Sent Events: every hook point as it fires,
 //	                    in the directory-hook form {"event_type","context"}
+//	GET  /v1/files/{id} a file the gateway sent (returned with the replies
+//	                    as {"text", "file": {"id","name","mime","size","url"}})
 //	GET  /healthz       each platform's state
 //	GET  /              the web chat page
 //
@@ -14,6 +16,10 @@
 // $HERALD_HOME/local.token). Requests whose Host is not a loopback name (or
 // one of platforms.local.allowed_hosts) are refused with 403, so a web page
 // cannot drive the agent by DNS rebinding.
+//
+// A message may carry attachments, "media": [{"name","mime","data"}] with
+// the bytes in base64, checked against Config.MaxUpload before they are
+// decoded and held until the gateway fetches them (docs/media.md).
 //
 // A message body is one JSON object; ids (chat_id, user_id, thread_id,
 // message_id) are at most 256 bytes. Replies are matched to the request by

@@ -45,6 +45,16 @@ type Config struct {
 	// EventBuffer is how many bytes of events one /v1/events client may
 	// fall behind by before it is dropped (default DefaultEventBuffer).
 	EventBuffer int
+	// MaxUpload bounds the decoded bytes of one message's attachments
+	// (default DefaultMaxUpload); the request body may be that much in
+	// base64 on top of MaxBody.
+	MaxUpload int64
+	// FilesDir is where files the gateway sends are kept for GET
+	// /v1/files/{id}; "" refuses them.
+	FilesDir string
+	// MaxFileSize bounds a file the gateway sends (default
+	// DefaultMaxFileSize).
+	MaxFileSize int64
 	Log         *slog.Logger
 }
 
@@ -61,6 +71,8 @@ type Adapter struct {
 	extra   map[string]http.HandlerFunc
 
 	hub *eventHub
+
+	media mediaStore
 }
 
 // waiter collects the replies to one inbound message id, for the chat that
@@ -73,9 +85,11 @@ type waiter struct {
 	replies []Reply
 }
 
-// Reply is one message the gateway sent.
+// Reply is one message the gateway sent: text, or a file with its
+// caption as text.
 type Reply struct {
-	Text string `json:"text"`
+	Text string   `json:"text"`
+	File *FileRef `json:"file,omitempty"`
 }
 
 var (
@@ -125,7 +139,7 @@ func (a *Adapter) Run(ctx context.Context, sink adapters.Sink) error {
 	}
 	limits := a.cfg.Limits
 	if limits.MaxBody <= 0 {
-		limits.MaxBody = MaxBody
+		limits.MaxBody = a.bodyLimit()
 	}
 	if err := adapters.ServeHTTP(ctx, ln, a.Handler(sink), limits, 2*time.Second); err != nil {
 		a.state.Store("failed: " + err.Error())
@@ -149,6 +163,7 @@ func (a *Adapter) Handler(sink adapters.Sink) http.Handler {
 	mux := http.NewServeMux()
 	mux.HandleFunc("POST /v1/messages", a.auth(func(w http.ResponseWriter, r *http.Request) { a.postMessage(w, r, sink) }))
 	mux.HandleFunc("GET /v1/events", a.auth(a.hub.serve))
+	mux.HandleFunc("GET /v1/files/{id}", a.auth(a.getFile))
 	mux.HandleFunc("GET /healthz", a.healthz)
 	mux.HandleFunc("GET /{$}", a.page)
 	a.mu.Lock()
@@ -227,6 +242,8 @@ type inbound struct {
 	Text      string `json:"text"`
 	MessageID string `json:"message_id"`
 	Mentioned *bool  `json:"mentioned"`
+	// Media are attachments, their bytes in base64.
+	Media []inMedia `json:"media"`
 }
 
 type response struct {
@@ -237,11 +254,12 @@ type response struct {
 }
 
 func (a *Adapter) postMessage(w http.ResponseWriter, r *http.Request, sink adapters.Sink) {
-	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, MaxBody))
+	limit := a.bodyLimit()
+	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, limit))
 	if err != nil {
 		var mbe *http.MaxBytesError
 		if errors.As(err, &mbe) {
-			writeErr(w, http.StatusRequestEntityTooLarge, fmt.Sprintf("request body is over %d bytes", MaxBody))
+			writeErr(w, http.StatusRequestEntityTooLarge, fmt.Sprintf("request body is over %d bytes (attachments may hold %d bytes before base64)", limit, a.maxUpload()))
 			return
 		}
 		writeErr(w, http.StatusBadRequest, "reading body: "+err.Error())
@@ -250,6 +268,15 @@ func (a *Adapter) postMessage(w http.ResponseWriter, r *http.Request, sink adapt
 	in, err := decodeInbound(body)
 	if err != nil {
 		writeErr(w, http.StatusBadRequest, err.Error())
+		return
+	}
+	// only attachments may take the body over MaxBody
+	rest := len(body)
+	for _, m := range in.Media {
+		rest -= len(m.Data)
+	}
+	if rest > MaxBody {
+		writeErr(w, http.StatusRequestEntityTooLarge, fmt.Sprintf("request body is over %d bytes without its attachments", MaxBody))
 		return
 	}
 	wait, err := parseWait(r.URL.Query().Get("wait"))
@@ -269,6 +296,12 @@ func (a *Adapter) postMessage(w http.ResponseWriter, r *http.Request, sink adapt
 		msg.Mentioned = *in.Mentioned
 	} else {
 		msg.Mentioned = true
+	}
+	if msg.Media, err = a.takeMedia(in.Media); err != nil {
+		var ue *errUpload
+		errors.As(err, &ue)
+		writeErr(w, ue.status, ue.msg)
+		return
 	}
 	wt, ok := a.await(id, in.ChatID)
 	if !ok {
@@ -381,15 +414,21 @@ func (a *Adapter) release(id string, wt *waiter) {
 // came from the chat the reply goes to.
 func (a *Adapter) Send(ctx context.Context, to herald.Target, m adapters.Outgoing) (adapters.Sent, error) {
 	id := "r" + strconv.FormatInt(a.seq.Add(1), 10)
+	a.deliver(to, m.Cause, Reply{Text: m.Text})
+	return adapters.Sent{MessageID: id}, nil
+}
+
+// deliver hands a reply to the request that caused it, if that request
+// came from the chat the reply goes to.
+func (a *Adapter) deliver(to herald.Target, cause string, rp Reply) {
 	a.mu.Lock()
-	wt := a.waiters[m.Cause]
+	wt := a.waiters[cause]
 	a.mu.Unlock()
 	if wt != nil && wt.chat == to.ChatID {
 		wt.mu.Lock()
-		wt.replies = append(wt.replies, Reply{Text: m.Text})
+		wt.replies = append(wt.replies, rp)
 		wt.mu.Unlock()
 	}
-	return adapters.Sent{MessageID: id}, nil
 }
 
 // healthz answers 200 with status "ok", or "degraded" when a platform

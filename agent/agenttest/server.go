@@ -3,6 +3,9 @@
 // POST /v1/chat/completions, plain or as SSE when the request asks for a
 // stream, from a script of replies, and records every request it got.
 //
+// It also answers POST /v1/audio/transcriptions (speech-to-text) with
+// Server.Transcript and records each upload.
+//
 // Point go-openai (or agent.NewOpenAI) at Server.URL+"/v1". Replies are
 // used in order; when the script is exhausted the server answers with the
 // Default reply (plain text "ok"). A reply can be an HTTP error status, a
@@ -67,6 +70,53 @@ type Request struct {
 	Stream        bool
 }
 
+// Images returns the image_url parts of the request's user messages, in
+// order (data URLs for images sent inline).
+func (r *Request) Images() []string {
+	var out []string
+	for _, m := range r.Body.Messages {
+		if m.Role != openai.ChatMessageRoleUser {
+			continue
+		}
+		for _, p := range m.MultiContent {
+			if p.Type == openai.ChatMessagePartTypeImageURL && p.ImageURL != nil {
+				out = append(out, p.ImageURL.URL)
+			}
+		}
+	}
+	return out
+}
+
+// UserText returns the text of the request's last user message (its text
+// parts joined by newlines when it has parts).
+func (r *Request) UserText() string {
+	for i := len(r.Body.Messages) - 1; i >= 0; i-- {
+		m := r.Body.Messages[i]
+		if m.Role != openai.ChatMessageRoleUser {
+			continue
+		}
+		if len(m.MultiContent) == 0 {
+			return m.Content
+		}
+		var parts []string
+		for _, p := range m.MultiContent {
+			if p.Type == openai.ChatMessagePartTypeText {
+				parts = append(parts, p.Text)
+			}
+		}
+		return strings.Join(parts, "\n")
+	}
+	return ""
+}
+
+// Transcription is one POST /v1/audio/transcriptions the server received.
+type Transcription struct {
+	Model         string
+	FileName      string
+	Data          []byte
+	Authorization string
+}
+
 // LastMessage returns the request's last message.
 func (r *Request) LastMessage() openai.ChatCompletionMessage {
 	if len(r.Body.Messages) == 0 {
@@ -82,11 +132,15 @@ type Server struct {
 	URL string
 	// Default answers once the script is used up.
 	Default Reply
+	// Transcript is the text POST /v1/audio/transcriptions answers
+	// (default "hello from the voice note").
+	Transcript string
 
 	t    testing.TB
 	srv  *httptest.Server
 	mu   sync.Mutex
 	reqs []*Request
+	stt  []Transcription
 	next []Reply
 	gone chan struct{}
 	once sync.Once
@@ -96,7 +150,7 @@ type Server struct {
 
 // New starts a server with a script, closed when the test ends.
 func New(t testing.TB, script ...Reply) *Server {
-	s := &Server{t: t, Default: Reply{Content: "ok"}, next: script, gone: make(chan struct{}), Stalled: make(chan struct{}, 16)}
+	s := &Server{t: t, Default: Reply{Content: "ok"}, Transcript: "hello from the voice note", next: script, gone: make(chan struct{}), Stalled: make(chan struct{}, 16)}
 	s.srv = httptest.NewServer(http.HandlerFunc(s.handle))
 	s.URL = s.srv.URL
 	t.Cleanup(s.Close)
@@ -140,7 +194,40 @@ func (s *Server) Close() {
 	})
 }
 
+// Transcriptions returns the transcription requests received so far.
+func (s *Server) Transcriptions() []Transcription {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return append([]Transcription(nil), s.stt...)
+}
+
+// transcribe answers POST /audio/transcriptions (multipart: file, model)
+// with {"text": Transcript}.
+func (s *Server) transcribe(w http.ResponseWriter, r *http.Request) {
+	if err := r.ParseMultipartForm(64 << 20); err != nil {
+		writeError(w, http.StatusBadRequest, "bad multipart body: "+err.Error())
+		return
+	}
+	f, hdr, err := r.FormFile("file")
+	if err != nil {
+		writeError(w, http.StatusBadRequest, "no file part: "+err.Error())
+		return
+	}
+	data, _ := io.ReadAll(f)
+	f.Close()
+	s.mu.Lock()
+	s.stt = append(s.stt, Transcription{Model: r.FormValue("model"), FileName: hdr.Filename, Data: data, Authorization: r.Header.Get("Authorization")})
+	text := s.Transcript
+	s.mu.Unlock()
+	w.Header().Set("Content-Type", "application/json")
+	json.NewEncoder(w).Encode(map[string]string{"text": text})
+}
+
 func (s *Server) handle(w http.ResponseWriter, r *http.Request) {
+	if r.Method == http.MethodPost && strings.HasSuffix(r.URL.Path, "/audio/transcriptions") {
+		s.transcribe(w, r)
+		return
+	}
 	if r.Method != http.MethodPost || !strings.HasSuffix(r.URL.Path, "/chat/completions") {
 		writeError(w, http.StatusNotFound, "no such endpoint: "+r.URL.Path)
 		return

@@ -140,9 +140,45 @@ type Response struct {
 	Error     string  `json:"error"`
 }
 
-// Reply is one message the gateway sent.
+// Reply is one message the gateway sent: text, or a file with its
+// caption.
 type Reply struct {
 	Text string `json:"text"`
+	File *File  `json:"file,omitempty"`
+}
+
+// File is a file the gateway sent; GetFile downloads it.
+type File struct {
+	ID   string `json:"id"`
+	Name string `json:"name"`
+	MIME string `json:"mime"`
+	Size int64  `json:"size"`
+	URL  string `json:"url"`
+}
+
+// Media is an attachment of a Message: Data holds its bytes (Send
+// encodes them in base64).
+type Media struct {
+	Name string `json:"name"`
+	MIME string `json:"mime,omitempty"`
+	Data []byte `json:"data"`
+}
+
+// GetFile downloads a file the gateway sent (with the token).
+func (g *Gateway) GetFile(t testing.TB, f *File) []byte {
+	t.Helper()
+	req, _ := http.NewRequest("GET", "http://"+g.Addr+f.URL, nil)
+	req.Header.Set("Authorization", "Bearer "+g.Token)
+	res, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer res.Body.Close()
+	b, err := io.ReadAll(res.Body)
+	if err != nil || res.StatusCode != 200 {
+		t.Fatalf("GET %s = %d %q %v", f.URL, res.StatusCode, b, err)
+	}
+	return b
 }
 
 // Text returns every reply's text joined with newlines.
@@ -156,13 +192,14 @@ func (r Response) Text() string {
 
 // Message is POST /v1/messages' body.
 type Message struct {
-	ChatID    string `json:"chat_id"`
-	UserID    string `json:"user_id"`
-	UserName  string `json:"user_name,omitempty"`
-	ChatType  string `json:"chat_type,omitempty"`
-	ThreadID  string `json:"thread_id,omitempty"`
-	Text      string `json:"text"`
-	Mentioned *bool  `json:"mentioned,omitempty"`
+	ChatID    string  `json:"chat_id"`
+	UserID    string  `json:"user_id"`
+	UserName  string  `json:"user_name,omitempty"`
+	ChatType  string  `json:"chat_type,omitempty"`
+	ThreadID  string  `json:"thread_id,omitempty"`
+	Text      string  `json:"text"`
+	Mentioned *bool   `json:"mentioned,omitempty"`
+	Media     []Media `json:"media,omitempty"`
 }
 
 // Post sends a raw body with extra headers ("Host" sets the Host) and
