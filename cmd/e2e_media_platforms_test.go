@@ -1,0 +1,104 @@
+package cmd_test
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/bwmarrin/discordgo"
+
+	"github.com/heraldgw/herald/adapters/discord/discordtest"
+	"github.com/heraldgw/herald/adapters/slack/slacktest"
+	"github.com/heraldgw/herald/adapters/telegram/telegramtest"
+	"github.com/heraldgw/herald/agent/agenttest"
+	"github.com/heraldgw/herald/cmd/cmdtest"
+)
+
+// A photo with no caption, sent on Telegram, Discord and Slack to one
+// gateway, reaches the model as an image part; the model answers with
+// send_file, and each platform's fake records the upload in the chat the
+// photo came from.
+func TestMediaOnEveryPlatform(t *testing.T) {
+	tg := telegramtest.New(telegramtest.Options{MaxPoll: time.Second})
+	defer tg.Close()
+	dc := discordtest.New()
+	defer dc.Close()
+	sl := slacktest.New(slacktest.Options{BotToken: "xoxb-test-bot-token-0123456789", AppToken: "xapp-test-app-token-0123456789"})
+	defer sl.Close()
+
+	home, work := t.TempDir(), t.TempDir()
+	if err := os.WriteFile(filepath.Join(work, "chart.png"), tinyPNG, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	var mu sync.Mutex
+	images := 0
+	model := agenttest.New(t)
+	model.Default = agenttest.Reply{Func: func(req *agenttest.Request) agenttest.Reply {
+		if req.LastMessage().Role == "tool" {
+			return agenttest.Reply{Content: "Here is the chart."}
+		}
+		if len(req.Images()) > 0 {
+			mu.Lock()
+			images++
+			mu.Unlock()
+			return agenttest.Reply{ToolCalls: []agenttest.ToolCall{{ID: "call_f", Name: "send_file", Args: `{"path":"chart.png","caption":"the chart"}`}}}
+		}
+		return agenttest.Reply{Content: "no image seen"}
+	}}
+	cfg := "agent:\n  workdir: " + work + "\nmodel:\n  vision: true\nplatforms:\n" +
+		"  telegram:\n    api_endpoint: " + tg.Endpoint() + "\n    poll_timeout: 1\n    allowed_users: [\"*\"]\n" +
+		"  discord:\n    api_base: " + dc.APIBase() + "\n    allowed_users: [\"*\"]\n" +
+		"  slack:\n    api_url: " + sl.APIURL() + "\n    allowed_users: [\"*\"]\n"
+	if err := os.WriteFile(filepath.Join(home, "config.yaml"), []byte(cfg), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	g := cmdtest.Start(t, cmdtest.Options{Home: home, Env: map[string]string{
+		"TELEGRAM_BOT_TOKEN": tg.Token(),
+		"DISCORD_BOT_TOKEN":  "discord-test-token-0123456789",
+		"SLACK_BOT_TOKEN":    "xoxb-test-bot-token-0123456789",
+		"SLACK_APP_TOKEN":    "xapp-test-app-token-0123456789",
+		"OPENAI_BASE_URL":    model.BaseURL(), "OPENAI_API_KEY": "sk-test-key-0123456789abcdef", "HERALD_MODEL": "fake-model",
+	}})
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	waitHealth(t, g, ctx, "telegram", "discord", "slack")
+
+	photo := tg.AddFile("photos/file_1.png", tinyPNG)
+	tg.DMMedia(telegramtest.User{ID: 555, UserName: "ann", First: "Ann"}, telegramtest.Media{Kind: "photo", File: photo})
+	m := dc.DM(&discordgo.User{ID: "42", Username: "bob"}, "")
+	m.Attachments = []*discordgo.MessageAttachment{dc.AddAttachment(m.ChannelID, "photo.png", "image/png", tinyPNG)}
+	dc.Inject(m)
+	sl.ShareFiles("DU123", "im", "U123", "", sl.AddFile("photo.png", "image/png", tinyPNG))
+
+	up, err := tg.WaitCalls(ctx, "sendPhoto", 1)
+	if err != nil || up[0].ChatID != "555" || string(up[0].File) != string(tinyPNG) || !strings.Contains(up[0].Caption, "the chart") {
+		t.Fatalf("telegram upload: %+v %v\n%s", up, err, g.Log())
+	}
+	// the answer, then the file
+	sent, err := dc.WaitSent(ctx, 2)
+	if err != nil {
+		t.Fatalf("discord: %v\n%s", err, g.Log())
+	}
+	var dcUp *discordtest.Message
+	for i := range sent {
+		if len(sent[i].Files) > 0 {
+			dcUp = &sent[i]
+		}
+	}
+	if dcUp == nil || dcUp.ChannelID != "dm-42" || string(dcUp.Files[0].Data) != string(tinyPNG) {
+		t.Fatalf("discord upload: %+v", dcUp)
+	}
+	slUp, err := sl.WaitUploads(ctx, 1)
+	if err != nil || slUp[0].Channel != "DU123" || string(slUp[0].Data) != string(tinyPNG) || !strings.Contains(slUp[0].InitialComment, "the chart") {
+		t.Fatalf("slack upload: %+v %v", slUp, err)
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	if images != 3 {
+		t.Fatalf("the model saw %d image parts, want 3", images)
+	}
+}
