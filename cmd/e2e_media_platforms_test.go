@@ -102,3 +102,14 @@ func TestMediaOnEveryPlatform(t *testing.T) {
 		t.Fatalf("the model saw %d image parts, want 3", images)
 	}
 }
+
+// An upload limit beyond anything Discord takes is refused at start,
+// naming the setting.
+func TestDiscordUploadLimitIsChecked(t *testing.T) {
+	home := t.TempDir()
+	os.WriteFile(filepath.Join(home, "config.yaml"), []byte("platforms:\n  discord:\n    token: discord-test-token-0123456789\n    max_upload_mb: 4096\n"), 0o600)
+	code, _, errOut := run(t, home, "", "gateway")
+	if code == 0 || !strings.Contains(errOut, "platforms.discord.max_upload_mb: 4096 is not between 1 and 500") {
+		t.Fatalf("exit %d, stderr %q", code, errOut)
+	}
+}

@@ -29,7 +29,11 @@ func buildDiscord(a *app) (adapters.Adapter, bool, error) {
 	default:
 		return nil, false, fmt.Errorf("platforms.discord.allow_bots: %q is not one of none|mentions|all", dc.AllowBots)
 	}
+	if dc.MaxUploadMB < 0 || dc.MaxUploadMB > 500 {
+		return nil, false, fmt.Errorf("platforms.discord.max_upload_mb: %d is not between 1 and 500", dc.MaxUploadMB)
+	}
 	return discord.New(discord.Config{
+		MaxUpload:   int64(dc.MaxUploadMB) << 20,
 		Token:       dc.Token,
 		APIBase:     dc.APIBase,
 		HomeChannel: dc.HomeChannel,

@@ -202,6 +202,10 @@ type Discord struct {
 	AllowBots string `yaml:"allow_bots"`
 	// OpenTimeout bounds one gateway handshake (default 30s).
 	OpenTimeout Duration `yaml:"open_timeout"`
+	// MaxUploadMB is the largest file herald uploads, in MiB (default 10,
+	// Discord's limit without a server boost; 25, 50 or 100 on boosted
+	// servers).
+	MaxUploadMB int `yaml:"max_upload_mb"`
 }
 
 // Slack settings. Tokens come from SLACK_BOT_TOKEN and SLACK_APP_TOKEN.
