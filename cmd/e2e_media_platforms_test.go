@@ -113,3 +113,91 @@ func TestDiscordUploadLimitIsChecked(t *testing.T) {
 		t.Fatalf("exit %d, stderr %q", code, errOut)
 	}
 }
+
+// Through the platforms as well: a Telegram voice note is transcribed and
+// the model sees the transcript; a Slack document lands in the media
+// cache under a sanitised name and read_file opens it; a Discord
+// attachment over media.max_bytes gets the limit note and the next
+// message is answered.
+func TestVoiceDocumentAndOversizeOnPlatforms(t *testing.T) {
+	tg := telegramtest.New(telegramtest.Options{MaxPoll: time.Second})
+	defer tg.Close()
+	dc := discordtest.New()
+	defer dc.Close()
+	sl := slacktest.New(slacktest.Options{BotToken: "xoxb-test-bot-token-0123456789", AppToken: "xapp-test-app-token-0123456789"})
+	defer sl.Close()
+
+	home, work := t.TempDir(), t.TempDir()
+	model := agenttest.New(t)
+	model.Transcript = "please book the meeting room"
+	model.Default = agenttest.Reply{Func: func(req *agenttest.Request) agenttest.Reply {
+		last := req.LastMessage()
+		if last.Role == "tool" {
+			return agenttest.Reply{Content: "read: " + last.Content}
+		}
+		text := req.UserText()
+		if i := strings.Index(text, "saved at "); i >= 0 && strings.Contains(text, "notes") {
+			path := strings.TrimSpace(text[i+len("saved at "):])
+			if j := strings.IndexAny(path, "];\n"); j >= 0 {
+				path = path[:j]
+			}
+			return agenttest.Reply{ToolCalls: []agenttest.ToolCall{{ID: "call_r", Name: "read_file", Args: `{"path":"` + path + `"}`}}}
+		}
+		return agenttest.Reply{Content: "model saw: " + text}
+	}}
+	cfg := "agent:\n  workdir: " + work + "\nstt:\n  enabled: true\nmedia:\n  max_bytes: 2048\nplatforms:\n" +
+		"  telegram:\n    api_endpoint: " + tg.Endpoint() + "\n    poll_timeout: 1\n    allowed_users: [\"*\"]\n" +
+		"  discord:\n    api_base: " + dc.APIBase() + "\n    allowed_users: [\"*\"]\n" +
+		"  slack:\n    api_url: " + sl.APIURL() + "\n    allowed_users: [\"*\"]\n"
+	if err := os.WriteFile(filepath.Join(home, "config.yaml"), []byte(cfg), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	g := cmdtest.Start(t, cmdtest.Options{Home: home, Env: map[string]string{
+		"TELEGRAM_BOT_TOKEN": tg.Token(),
+		"DISCORD_BOT_TOKEN":  "discord-test-token-0123456789",
+		"SLACK_BOT_TOKEN":    "xoxb-test-bot-token-0123456789",
+		"SLACK_APP_TOKEN":    "xapp-test-app-token-0123456789",
+		"OPENAI_BASE_URL":    model.BaseURL(), "OPENAI_API_KEY": "sk-test-key-0123456789abcdef", "HERALD_MODEL": "fake-model",
+	}})
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	waitHealth(t, g, ctx, "telegram", "discord", "slack")
+
+	voice := tg.AddFile("voice/file_2.oga", []byte("OggS\x00\x02fake opus"))
+	tg.DMMedia(telegramtest.User{ID: 555, UserName: "ann", First: "Ann"}, telegramtest.Media{Kind: "voice", File: voice, MIME: "audio/ogg"})
+	calls, err := tg.WaitCalls(ctx, "sendMessage", 1)
+	if err != nil || !strings.Contains(calls[0].Text, "[voice note transcript] please book the meeting room") {
+		t.Fatalf("telegram voice: %+v %v\n%s", calls, err, g.Log())
+	}
+	if n := len(model.Transcriptions()); n != 1 {
+		t.Fatalf("%d transcription requests, want 1", n)
+	}
+
+	sl.ShareFiles("DU123", "im", "U123", "", sl.AddFile("../../.env notes.txt", "text/plain", []byte("room 4B at noon")))
+	posts, err := sl.WaitPosts(ctx, 1)
+	if err != nil || !strings.Contains(posts[0].Text, "room 4B at noon") {
+		t.Fatalf("slack document: %+v %v\n%s", posts, err, g.Log())
+	}
+	matches, _ := filepath.Glob(filepath.Join(home, "media", "*", "*"))
+	for _, m := range matches {
+		if rel, _ := filepath.Rel(filepath.Join(home, "media"), m); strings.Contains(rel, "..") || strings.HasPrefix(filepath.Base(m), ".") {
+			t.Fatalf("a crafted name escaped or hid in the cache: %s", m)
+		}
+	}
+	if len(matches) < 2 {
+		t.Fatalf("media cache holds %v", matches)
+	}
+
+	m := dc.DM(&discordgo.User{ID: "42", Username: "bob"}, "what is this?")
+	m.Attachments = []*discordgo.MessageAttachment{dc.AddAttachment(m.ChannelID, "big.bin", "application/octet-stream", make([]byte, 4096))}
+	dc.Inject(m)
+	dc.Inject(dc.DM(&discordgo.User{ID: "42", Username: "bob"}, "still there?"))
+	sent, err := dc.WaitSent(ctx, 2)
+	all := ""
+	for _, s := range sent {
+		all += s.Content + "\n"
+	}
+	if err != nil || !strings.Contains(all, "still there?") || !strings.Contains(strings.ToLower(all), "limit") {
+		t.Fatalf("discord oversize: %q %v\n%s", all, err, g.Log())
+	}
+}
