@@ -517,6 +517,9 @@ func TestWebhookSecret(t *testing.T) {
 	if wh := srv.Webhook(); wh.Get("url") != "https://bot.example/telegram" || wh.Get("secret_token") != "s3cret-webhook-token" {
 		t.Errorf("setWebhook = %v", wh)
 	}
+	if n := srv.Attempts("deleteWebhook"); n != 0 {
+		t.Errorf("webhook mode sent deleteWebhook %d times", n)
+	}
 	dm := telegramtest.DMMessage(telegramtest.User{ID: 42, UserName: "alice"}, "via webhook")
 	for _, tc := range []struct {
 		name, secret string

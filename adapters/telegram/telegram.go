@@ -238,6 +238,12 @@ func (a *Adapter) runPoll(ctx context.Context, sink adapters.Sink) error {
 			}
 		}
 	}
+	if err := a.dropWebhook(ctx); err != nil {
+		if ctx.Err() != nil {
+			return nil
+		}
+		return err
+	}
 	bo := a.newBackoff()
 	for ctx.Err() == nil {
 		raws, err := a.getUpdates(ctx, offset)
@@ -330,6 +336,16 @@ func (a *Adapter) storeOffset(ctx context.Context, offset int) {
 	if err := a.cfg.Store.SetOffset(sctx, string(herald.PlatformTelegram), strconv.Itoa(offset)); err != nil {
 		a.log.Error("telegram: could not store the update offset; a restart may answer an update twice", "offset", offset, "err", err)
 	}
+}
+
+// dropWebhook removes any webhook before polling: one left by webhook
+// mode or another deployment makes Telegram answer every getUpdates with
+// 409. Updates waiting for the webhook are kept and polled.
+func (a *Adapter) dropWebhook(ctx context.Context) error {
+	if _, err := a.bot(ctx).Request(tgbotapi.DeleteWebhookConfig{}); err != nil {
+		return a.classify("deleteWebhook", err)
+	}
+	return nil
 }
 
 // getUpdates asks for updates from offset and returns them raw.
