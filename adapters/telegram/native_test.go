@@ -4,7 +4,12 @@ package telegram_test
 // command menu, a deleted forum topic, a group upgraded to a supergroup.
 
 import (
+	"os"
+	"path/filepath"
 	"testing"
+
+	"github.com/heraldgw/herald"
+	"github.com/heraldgw/herald/adapters"
 )
 
 // A webhook left set (by webhook mode or another deployment) is removed
@@ -30,3 +35,45 @@ func TestPollingRemovesStaleWebhook(t *testing.T) {
 	}
 }
 
+// A reply aimed at a forum topic that was deleted goes to the chat
+// itself, once, rather than being lost; so do files and typing.
+func TestGoneTopicFallsBackToChat(t *testing.T) {
+	srv := newFake(t)
+	ad := newAdapter(srv, nil)
+	srv.DeleteTopic(-8, 5)
+	to := herald.Target{Platform: herald.PlatformTelegram, ChatID: "-8", ThreadID: "5"}
+	ctx := ctxT(t)
+	if _, err := ad.Send(ctx, to, adapters.Outgoing{Text: "answer", ReplyTo: "77"}); err != nil {
+		t.Fatalf("send: %v", err)
+	}
+	calls := srv.Calls("sendMessage")
+	if len(calls) != 1 || calls[0].ChatID != "-8" || calls[0].ThreadID != "" || calls[0].Text != "answer" || calls[0].ReplyTo != "77" {
+		t.Errorf("sent = %+v", calls)
+	}
+	if n := srv.Attempts("sendMessage"); n != 2 {
+		t.Errorf("sendMessage attempts = %d, want 2 (the topic, then the chat)", n)
+	}
+	path := filepath.Join(t.TempDir(), "notes.txt")
+	if err := os.WriteFile(path, []byte("notes"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := ad.SendFile(ctx, to, adapters.OutgoingFile{Path: path, Name: "notes.txt", MIME: "text/plain", Type: herald.MediaDocument, Size: 5}); err != nil {
+		t.Fatalf("send file: %v", err)
+	}
+	if up := srv.Calls("sendDocument"); len(up) != 1 || up[0].ChatID != "-8" || up[0].ThreadID != "" {
+		t.Errorf("uploaded = %+v", up)
+	}
+	if err := ad.Typing(ctx, to); err != nil {
+		t.Fatalf("typing: %v", err)
+	}
+	if ty := srv.Calls("sendChatAction"); len(ty) != 1 || ty[0].ThreadID != "" {
+		t.Errorf("typing = %+v", ty)
+	}
+	// a topic that exists is kept
+	if _, err := ad.Send(ctx, herald.Target{Platform: herald.PlatformTelegram, ChatID: "-8", ThreadID: "6"}, adapters.Outgoing{Text: "in six"}); err != nil {
+		t.Fatal(err)
+	}
+	if c := srv.Calls("sendMessage"); len(c) != 2 || c[1].ThreadID != "6" {
+		t.Errorf("sent = %+v", c)
+	}
+}

@@ -26,6 +26,10 @@ import (
 // resends such a message with Outgoing.Plain.
 var ErrMarkup = errors.New("telegram refused the message's formatting")
 
+// ErrThreadNotFound marks a refusal because the forum topic a message was
+// aimed at is gone (deleted, or the chat is no longer a forum).
+var ErrThreadNotFound = errors.New("telegram: the forum topic was not found")
+
 // maxEditMemory bounds the identical-edit memory.
 const maxEditMemory = 4096
 
@@ -35,12 +39,20 @@ func (a *Adapter) Send(ctx context.Context, to herald.Target, out adapters.Outgo
 	if err != nil {
 		return adapters.Sent{}, err
 	}
-	p := tgbotapi.Params{}
-	addTarget(p, chat, to.ThreadID, out.ReplyTo)
-	addMarkup(p, "text", out.Text, out.Plain)
-	resp, err := a.bot(ctx).MakeRequest("sendMessage", p)
+	var p tgbotapi.Params
+	var resp *tgbotapi.APIResponse
+	err = a.inTopic("sendMessage", chat, to.ThreadID, func(thread string) error {
+		p = tgbotapi.Params{}
+		addTarget(p, chat, thread, out.ReplyTo)
+		addMarkup(p, "text", out.Text, out.Plain)
+		var err error
+		if resp, err = a.bot(ctx).MakeRequest("sendMessage", p); err != nil {
+			return a.classify("sendMessage to "+chat, err)
+		}
+		return nil
+	})
 	if err != nil {
-		return adapters.Sent{}, a.classify("sendMessage to "+chat, err)
+		return adapters.Sent{}, err
 	}
 	var m tgbotapi.Message
 	if err := json.Unmarshal(resp.Result, &m); err != nil {
@@ -62,6 +74,18 @@ func (a *Adapter) chatFor(to herald.Target) (string, error) {
 		return "", errors.New("telegram: send: no chat id and no home channel (set TELEGRAM_HOME_CHANNEL)")
 	}
 	return a.cfg.HomeChannel, nil
+}
+
+// inTopic runs send with the target's forum topic and, when Telegram says
+// the topic is gone, once more without it, into the chat itself: an
+// answer in the group beats an answer lost with its topic.
+func (a *Adapter) inTopic(op, chat, thread string, send func(thread string) error) error {
+	err := send(thread)
+	if thread == "" || !errors.Is(err, ErrThreadNotFound) {
+		return err
+	}
+	a.log.Warn("telegram: forum topic not found; sending to the chat without it", "op", op, "chat", chat, "thread", thread)
+	return send("")
 }
 
 // addTarget sets the chat, the forum topic and the message replied to.
@@ -141,14 +165,16 @@ func (a *Adapter) Typing(ctx context.Context, to herald.Target) error {
 	if chat == "" {
 		chat = a.cfg.HomeChannel
 	}
-	p := tgbotapi.Params{}
-	p["chat_id"] = chat
-	p["action"] = tgbotapi.ChatTyping
-	p.AddNonEmpty("message_thread_id", to.ThreadID)
-	if _, err := a.bot(ctx).MakeRequest("sendChatAction", p); err != nil {
-		return a.classify("sendChatAction in "+chat, err)
-	}
-	return nil
+	return a.inTopic("sendChatAction", chat, to.ThreadID, func(thread string) error {
+		p := tgbotapi.Params{}
+		p["chat_id"] = chat
+		p["action"] = tgbotapi.ChatTyping
+		p.AddNonEmpty("message_thread_id", thread)
+		if _, err := a.bot(ctx).MakeRequest("sendChatAction", p); err != nil {
+			return a.classify("sendChatAction in "+chat, err)
+		}
+		return nil
+	})
 }
 
 // classify maps a library error onto the gateway's error types, with the
@@ -168,6 +194,8 @@ func (a *Adapter) classify(op string, err error) error {
 			return &adapters.FatalError{Msg: fmt.Sprintf("telegram: the Bot API refused the bot token (HTTP %d): check TELEGRAM_BOT_TOKEN (and platforms.telegram.api_endpoint)", te.Code), Err: e}
 		case te.Code >= 500:
 			return &adapters.TemporaryError{Err: e}
+		case te.Code == http.StatusBadRequest && strings.Contains(strings.ToLower(te.Message), "thread not found"):
+			return fmt.Errorf("%w: %w", e, ErrThreadNotFound)
 		case te.Code == http.StatusBadRequest && markupRefusal(te.Message):
 			return fmt.Errorf("%w: %w", e, ErrMarkup)
 		case te.MigrateToChatID != 0:
