@@ -6,10 +6,14 @@ package telegram_test
 import (
 	"os"
 	"path/filepath"
+	"reflect"
+	"strings"
 	"testing"
 
 	"github.com/heraldgw/herald"
 	"github.com/heraldgw/herald/adapters"
+	"github.com/heraldgw/herald/adapters/telegram/telegramtest"
+	"github.com/heraldgw/herald/agent"
 )
 
 // A webhook left set (by webhook mode or another deployment) is removed
@@ -75,5 +79,88 @@ func TestGoneTopicFallsBackToChat(t *testing.T) {
 	}
 	if c := srv.Calls("sendMessage"); len(c) != 2 || c[1].ThreadID != "6" {
 		t.Errorf("sent = %+v", c)
+	}
+}
+
+// The catalogue the gateway gives becomes the bot's command menu in the
+// default, private and group scopes, in Telegram's spelling; what
+// Telegram cannot take is left out, and the adapter runs on.
+func TestCommandMenuIsPublished(t *testing.T) {
+	srv := newFake(t)
+	ad := newAdapter(srv, nil)
+	long := strings.Repeat("x", 300)
+	ad.SetCommands([]adapters.Command{
+		{Name: "new", Description: "start a new conversation"},
+		{Name: "/Deploy-Now", Description: "  ship   it "},
+		{Name: "bad name!", Description: "left out"},
+		{Name: "no_help"},
+		{Name: "long", Description: long},
+		{Name: "new", Description: "a duplicate"},
+	})
+	sk := newSink()
+	run(t, ad, sk)
+	if _, err := srv.WaitCalls(ctxT(t), "setMyCommands", 3); err != nil {
+		t.Fatal(err)
+	}
+	want := []telegramtest.BotCommand{
+		{Command: "new", Description: "start a new conversation"},
+		{Command: "deploy_now", Description: "ship it"},
+		{Command: "no_help", Description: "/no_help"},
+		{Command: "long", Description: strings.Repeat("x", 255) + "…"},
+	}
+	for _, scope := range []string{"default", "all_private_chats", "all_group_chats"} {
+		if got := srv.Commands(scope); !reflect.DeepEqual(got, want) {
+			t.Errorf("menu in %s = %+v\nwant %+v", scope, got, want)
+		}
+	}
+	srv.DM(42, "alice", "still running")
+	if m := sk.next(t); m.Text != "still running" {
+		t.Errorf("got %+v", m)
+	}
+}
+
+// A menu Telegram refuses is logged, never fatal, and set at the next
+// connect.
+func TestCommandMenuRefusedIsRetriedAtReconnect(t *testing.T) {
+	srv := newFake(t)
+	srv.Fail("setMyCommands", 1, telegramtest.Failure{Code: 500, Description: "Internal Server Error"})
+	ad := newAdapter(srv, nil)
+	ad.SetCommands([]adapters.Command{{Name: "help", Description: "list commands"}})
+	sk := newSink()
+	stop, _ := run(t, ad, sk)
+	srv.DM(42, "alice", "first")
+	sk.next(t)
+	if got := srv.Commands("default"); got != nil {
+		t.Fatalf("menu = %+v after a refusal", got)
+	}
+	if err := stop(); err != nil {
+		t.Fatal(err)
+	}
+	run(t, ad, sk)
+	if _, err := srv.WaitCalls(ctxT(t), "setMyCommands", 3); err != nil {
+		t.Fatal(err)
+	}
+	if got := srv.Commands("all_group_chats"); len(got) != 1 || got[0].Command != "help" {
+		t.Errorf("menu = %+v", got)
+	}
+}
+
+// The gateway gives the adapter its command catalogue at start: the
+// built-ins, in /help's order, with /help's descriptions.
+func TestGatewayPublishesItsCommands(t *testing.T) {
+	srv := newFake(t)
+	startGateway(t, srv, t.TempDir(), agent.Echo{})
+	if _, err := srv.WaitCalls(ctxT(t), "setMyCommands", 3); err != nil {
+		t.Fatal(err)
+	}
+	var names []string
+	for _, c := range srv.Commands("all_private_chats") {
+		names = append(names, c.Command)
+		if c.Command == "help" && c.Description != "list commands (alias /commands)" {
+			t.Errorf("help = %+v", c)
+		}
+	}
+	if got, want := strings.Join(names, " "), "new stop status queue approve deny model whoami help"; got != want {
+		t.Errorf("menu = %s, want %s", got, want)
 	}
 }

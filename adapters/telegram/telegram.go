@@ -91,6 +91,10 @@ type Adapter struct {
 	// edits remembers the last text of messages this adapter sent or
 	// edited, to skip identical edits; bounded by clearing.
 	edits map[string]string
+	// menu is the command menu SetCommands gave (menu.go); menuPublished
+	// says Telegram has it.
+	menu                   []tgbotapi.BotCommand
+	menuSet, menuPublished bool
 }
 
 var (
@@ -195,6 +199,7 @@ func (a *Adapter) Run(ctx context.Context, sink adapters.Sink) error {
 	a.self = botIdentity{ID: me.ID, UserName: me.UserName}
 	a.mu.Unlock()
 	a.log.Info("telegram bot connected", "bot", "@"+me.UserName, "id", me.ID)
+	a.publishMenu(ctx)
 	if a.cfg.WebhookListen != "" {
 		err = a.runWebhook(ctx, sink)
 	} else {
