@@ -153,6 +153,14 @@ type CommandMenu interface {
 	SetCommands(cmds []Command)
 }
 
+// ChatMover is implemented by sinks (the gateway) that can follow a chat
+// to a new id: when a Telegram group is upgraded to a supergroup, its
+// adapter calls MoveChat and the chat's open conversations go on under
+// the new id. Moving a chat that has nothing left to move does nothing.
+type ChatMover interface {
+	MoveChat(ctx context.Context, platform herald.Platform, from, to string) error
+}
+
 // Sink receives inbound messages; the gateway implements it.
 type Sink interface {
 	// Receive hands a message to the gateway and returns at once; the

@@ -4,11 +4,17 @@ package telegram_test
 // command menu, a deleted forum topic, a group upgraded to a supergroup.
 
 import (
+	"context"
+	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"reflect"
 	"strings"
 	"testing"
+	"time"
+
+	openai "github.com/sashabaranov/go-openai"
 
 	"github.com/heraldgw/herald"
 	"github.com/heraldgw/herald/adapters"
@@ -162,5 +168,150 @@ func TestGatewayPublishesItsCommands(t *testing.T) {
 	}
 	if got, want := strings.Join(names, " "), "new stop status queue approve deny model whoami help"; got != want {
 		t.Errorf("menu = %s, want %s", got, want)
+	}
+}
+
+// moverSink is a sink that also follows chat moves, as the gateway does.
+type moverSink struct {
+	*sink
+	moves chan [2]string
+	fail  int // refuse this many moves first
+}
+
+func (s *moverSink) MoveChat(ctx context.Context, p herald.Platform, from, to string) error {
+	if p != herald.PlatformTelegram {
+		return fmt.Errorf("platform %s", p)
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.fail > 0 {
+		s.fail--
+		return errors.New("store unavailable")
+	}
+	s.moves <- [2]string{from, to}
+	return nil
+}
+
+// A group upgraded to a supergroup is reported to the gateway, from both
+// service messages Telegram sends; a move the gateway could not make is
+// not confirmed, so it comes again; sends to the old id go to the new.
+func TestGroupMigrationIsReported(t *testing.T) {
+	srv := newFake(t)
+	ad := newAdapter(srv, nil)
+	sk := &moverSink{sink: newSink(), moves: make(chan [2]string, 10), fail: 1}
+	run(t, ad, sk)
+	srv.MigrateGroup(-5, -1005, telegramtest.User{ID: 42, UserName: "alice"})
+	for i := range 2 {
+		select {
+		case mv := <-sk.moves:
+			if mv != [2]string{"-5", "-1005"} {
+				t.Errorf("move %d = %v", i, mv)
+			}
+		case <-time.After(wait):
+			t.Fatalf("move %d not reported", i)
+		}
+	}
+	if err := srv.Wait(ctxT(t), func() bool { return srv.Confirmed() >= 3 }); err != nil {
+		t.Fatal(err)
+	}
+	sk.mu.Lock()
+	if len(sk.msgs) != 0 {
+		t.Errorf("service messages reached the sink as messages: %+v", sk.msgs)
+	}
+	sk.mu.Unlock()
+	old := herald.Target{Platform: herald.PlatformTelegram, ChatID: "-5"}
+	if _, err := ad.Send(ctxT(t), old, adapters.Outgoing{Text: "after the upgrade"}); err != nil {
+		t.Fatal(err)
+	}
+	if c := srv.Calls("sendMessage"); len(c) != 1 || c[0].ChatID != "-1005" {
+		t.Errorf("sent = %+v", c)
+	}
+	if n := srv.Attempts("sendMessage"); n != 1 {
+		t.Errorf("sendMessage attempts = %d: the known move should be used at once", n)
+	}
+}
+
+// A send to a group that became a supergroup, before any service message
+// said so, is resent there once, and later sends go there at once.
+func TestSendToUpgradedGroupFollowsIt(t *testing.T) {
+	srv := newFake(t)
+	srv.MigrateGroup(-5, -1005, telegramtest.User{ID: 42, UserName: "alice"})
+	ad := newAdapter(srv, nil)
+	old := herald.Target{Platform: herald.PlatformTelegram, ChatID: "-5"}
+	for i, text := range []string{"first", "second"} {
+		if _, err := ad.Send(ctxT(t), old, adapters.Outgoing{Text: text}); err != nil {
+			t.Fatalf("send %d: %v", i, err)
+		}
+	}
+	calls := srv.Calls("sendMessage")
+	if len(calls) != 2 || calls[0].ChatID != "-1005" || calls[1].ChatID != "-1005" {
+		t.Errorf("sent = %+v", calls)
+	}
+	if n := srv.Attempts("sendMessage"); n != 3 {
+		t.Errorf("sendMessage attempts = %d, want 3 (old id, new id, new id)", n)
+	}
+	if err := ad.Edit(ctxT(t), old, calls[1].MessageID, "second, edited"); err != nil {
+		t.Errorf("edit of a message sent since the upgrade: %v", err)
+	}
+}
+
+// historyModel answers with every user message of the conversation, so a
+// reply shows what the session remembers.
+type historyModel struct{}
+
+func (historyModel) Complete(ctx context.Context, req openai.ChatCompletionRequest) (openai.ChatCompletionResponse, error) {
+	var heard []string
+	for _, m := range req.Messages {
+		if m.Role == openai.ChatMessageRoleUser {
+			heard = append(heard, m.Content)
+		}
+	}
+	return openai.ChatCompletionResponse{ID: "history", Model: "history", Choices: []openai.ChatCompletionChoice{{
+		FinishReason: openai.FinishReasonStop,
+		Message:      openai.ChatCompletionMessage{Role: openai.ChatMessageRoleAssistant, Content: "heard: " + strings.Join(heard, " | ")},
+	}}}, nil
+}
+
+// When a group becomes a supergroup, the conversation goes on in the new
+// chat with what was said before.
+func TestGatewayConversationFollowsSupergroup(t *testing.T) {
+	srv := newFake(t)
+	startGateway(t, srv, t.TempDir(), historyModel{})
+	alice := telegramtest.User{ID: 42, UserName: "alice"}
+	srv.Mention(-5, alice, "the word is apple")
+	if _, err := srv.WaitCalls(ctxT(t), "sendMessage", 1); err != nil {
+		t.Fatal(err)
+	}
+	srv.MigrateGroup(-5, -1005, alice)
+	srv.Mention(-1005, alice, "what was the word?")
+	calls, err := srv.WaitCalls(ctxT(t), "sendMessage", 2)
+	if err != nil {
+		t.Fatal(err)
+	}
+	last := calls[1]
+	if last.ChatID != "-1005" || !strings.Contains(last.Text, "apple") || !strings.Contains(last.Text, "what was the word?") {
+		t.Errorf("reply in the supergroup = %+v", last)
+	}
+}
+
+// In webhook mode a move the gateway could not make answers 503, so
+// Telegram posts the update again.
+func TestWebhookGroupMigration(t *testing.T) {
+	srv := newFake(t)
+	sk := &moverSink{sink: newSink(), moves: make(chan [2]string, 10), fail: 1}
+	url, _ := runWebhook(t, srv, sk, "")
+	upd := srv.Update(10, map[string]any{
+		"chat":               map[string]any{"id": -5, "type": "group", "title": "test group"},
+		"from":               map[string]any{"id": 42, "is_bot": false, "first_name": "alice"},
+		"migrate_to_chat_id": -1005,
+	})
+	for _, want := range []int{503, 200} {
+		code, err := telegramtest.PostWebhook(ctxT(t), url, "s3cret-webhook-token", upd)
+		if err != nil || code != want {
+			t.Fatalf("status = %d, %v; want %d", code, err, want)
+		}
+	}
+	if mv := <-sk.moves; mv != [2]string{"-5", "-1005"} {
+		t.Errorf("move = %v", mv)
 	}
 }

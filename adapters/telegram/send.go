@@ -41,7 +41,8 @@ func (a *Adapter) Send(ctx context.Context, to herald.Target, out adapters.Outgo
 	}
 	var p tgbotapi.Params
 	var resp *tgbotapi.APIResponse
-	err = a.inTopic("sendMessage", chat, to.ThreadID, func(thread string) error {
+	err = a.sendTo("sendMessage", chat, to.ThreadID, func(c, thread string) error {
+		chat = c
 		p = tgbotapi.Params{}
 		addTarget(p, chat, thread, out.ReplyTo)
 		addMarkup(p, "text", out.Text, out.Plain)
@@ -76,17 +77,35 @@ func (a *Adapter) chatFor(to herald.Target) (string, error) {
 	return a.cfg.HomeChannel, nil
 }
 
-// inTopic runs send with the target's forum topic and, when Telegram says
-// the topic is gone, once more without it, into the chat itself: an
-// answer in the group beats an answer lost with its topic.
-func (a *Adapter) inTopic(op, chat, thread string, send func(thread string) error) error {
-	err := send(thread)
-	if thread == "" || !errors.Is(err, ErrThreadNotFound) {
-		return err
+// sendTo runs send for chat (by the id it goes by now) and the target's
+// forum topic, and once more where Telegram says the message belongs
+// instead: into the supergroup a group became (remembered, so later sends
+// go there at once), or into the chat itself when the topic is gone. An
+// answer in the right place beats an answer lost.
+func (a *Adapter) sendTo(op, chat, thread string, send func(chat, thread string) error) error {
+	chat = a.current(chat)
+	err := send(chat, thread)
+	var moved *movedError
+	switch {
+	case errors.As(err, &moved):
+		a.log.Warn("telegram: the group is now a supergroup; sending there", "op", op, "chat", chat, "supergroup", moved.to)
+		a.setMoved(chat, moved.to)
+		return send(moved.to, thread)
+	case thread != "" && errors.Is(err, ErrThreadNotFound):
+		a.log.Warn("telegram: forum topic not found; sending to the chat without it", "op", op, "chat", chat, "thread", thread)
+		return send(chat, "")
 	}
-	a.log.Warn("telegram: forum topic not found; sending to the chat without it", "op", op, "chat", chat, "thread", thread)
-	return send("")
+	return err
 }
+
+// movedError is a refusal because the group became supergroup to.
+type movedError struct {
+	to  string
+	err error
+}
+
+func (e *movedError) Error() string { return e.err.Error() }
+func (e *movedError) Unwrap() error { return e.err }
 
 // addTarget sets the chat, the forum topic and the message replied to.
 func addTarget(p tgbotapi.Params, chat, thread, replyTo string) {
@@ -117,6 +136,8 @@ func (a *Adapter) Edit(ctx context.Context, to herald.Target, messageID, text st
 	if chat == "" {
 		chat = a.cfg.HomeChannel
 	}
+	// a message sent since its group became a supergroup is there
+	chat = a.current(chat)
 	for _, plain := range []bool{false, true} {
 		p := tgbotapi.Params{}
 		p["chat_id"] = chat
@@ -165,7 +186,7 @@ func (a *Adapter) Typing(ctx context.Context, to herald.Target) error {
 	if chat == "" {
 		chat = a.cfg.HomeChannel
 	}
-	return a.inTopic("sendChatAction", chat, to.ThreadID, func(thread string) error {
+	return a.sendTo("sendChatAction", chat, to.ThreadID, func(chat, thread string) error {
 		p := tgbotapi.Params{}
 		p["chat_id"] = chat
 		p["action"] = tgbotapi.ChatTyping
@@ -194,12 +215,13 @@ func (a *Adapter) classify(op string, err error) error {
 			return &adapters.FatalError{Msg: fmt.Sprintf("telegram: the Bot API refused the bot token (HTTP %d): check TELEGRAM_BOT_TOKEN (and platforms.telegram.api_endpoint)", te.Code), Err: e}
 		case te.Code >= 500:
 			return &adapters.TemporaryError{Err: e}
+		case te.MigrateToChatID != 0:
+			to := strconv.FormatInt(te.MigrateToChatID, 10)
+			return &movedError{to: to, err: fmt.Errorf("%w (the group is now supergroup %s)", e, to)}
 		case te.Code == http.StatusBadRequest && strings.Contains(strings.ToLower(te.Message), "thread not found"):
 			return fmt.Errorf("%w: %w", e, ErrThreadNotFound)
 		case te.Code == http.StatusBadRequest && markupRefusal(te.Message):
 			return fmt.Errorf("%w: %w", e, ErrMarkup)
-		case te.MigrateToChatID != 0:
-			return fmt.Errorf("%w (the group is now supergroup %d)", e, te.MigrateToChatID)
 		}
 		return e
 	}

@@ -95,6 +95,9 @@ type Adapter struct {
 	// says Telegram has it.
 	menu                   []tgbotapi.BotCommand
 	menuSet, menuPublished bool
+	// moved maps groups upgraded to supergroups to their new chat ids
+	// (migrate.go).
+	moved map[string]string
 }
 
 var (
@@ -320,6 +323,9 @@ func (a *Adapter) deliver(ctx context.Context, sink adapters.Sink, raw json.RawM
 	}
 	if id < offset {
 		return offset, true // already handed over; the server sent it again
+	}
+	if from, to, moved := migration(raw); moved && !a.moveChat(ctx, sink, from, to) {
+		return offset, false
 	}
 	if !ok {
 		return id + 1, true
