@@ -32,13 +32,17 @@ func migration(raw []byte) (from, to string, ok bool) {
 		return "", "", false
 	}
 	m := upd.Message
+	var old, moved int64
 	switch {
 	case m.MigrateTo != 0:
-		return strconv.FormatInt(m.Chat.ID, 10), strconv.FormatInt(m.MigrateTo, 10), true
+		old, moved = m.Chat.ID, m.MigrateTo
 	case m.MigrateFrom != 0:
-		return strconv.FormatInt(m.MigrateFrom, 10), strconv.FormatInt(m.Chat.ID, 10), true
+		old, moved = m.MigrateFrom, m.Chat.ID
 	}
-	return "", "", false
+	if moved == 0 || old == moved {
+		return "", "", false
+	}
+	return strconv.FormatInt(old, 10), strconv.FormatInt(moved, 10), true
 }
 
 // moveChat remembers the move and tells the sink, if it follows moves. It
