@@ -29,6 +29,7 @@ func (r *Runner) MoveChat(ctx context.Context, platform herald.Platform, from, t
 		if sessions.KeyPlatform(key) != string(platform) {
 			continue
 		}
+		// RekeyChat's ok says the key belongs to that chat
 		_, old := sessions.RekeyChat(key, from, to)
 		_, moved := sessions.RekeyChat(key, to, to)
 		if !old && !moved {
