@@ -136,6 +136,31 @@ type FileSender interface {
 	MaxFileSize() int64
 }
 
+// Command is one entry of a platform's command menu.
+type Command struct {
+	// Name is the command without its slash ("new").
+	Name string
+	// Description is its one-line help.
+	Description string
+}
+
+// CommandMenu is implemented by adapters that show users a menu of
+// commands (Telegram's setMyCommands). The gateway calls SetCommands once,
+// before Run, with its catalogue; the adapter publishes it when it
+// connects. It does not block, and a menu the platform refuses never
+// stops the adapter.
+type CommandMenu interface {
+	SetCommands(cmds []Command)
+}
+
+// ChatMover is implemented by sinks (the gateway) that can follow a chat
+// to a new id: when a Telegram group is upgraded to a supergroup, its
+// adapter calls MoveChat and the chat's open conversations go on under
+// the new id. Moving a chat that has nothing left to move does nothing.
+type ChatMover interface {
+	MoveChat(ctx context.Context, platform herald.Platform, from, to string) error
+}
+
 // Sink receives inbound messages; the gateway implements it.
 type Sink interface {
 	// Receive hands a message to the gateway and returns at once; the

@@ -5,7 +5,9 @@
 // once, in the gateway.
 //
 // Optional capabilities (editing a sent message, a typing indicator, a
-// health state) are separate interfaces found by type assertion.
+// health state, a command menu) are separate interfaces found by type
+// assertion. The gateway's Sink has one too: ChatMover, for a chat that
+// changed its id (a Telegram group upgraded to a supergroup).
 //
 // Errors from Send tell the gateway what to do: *RetryAfterError (a rate
 // limit: wait, then retry), *TemporaryError (network: retry with backoff),

@@ -33,6 +33,16 @@ var aliases = map[string]string{"reset": "new", "commands": "help", "q": "queue"
 // commandOrder is how /help lists them.
 var commandOrder = []string{"new", "stop", "status", "queue", "approve", "deny", "model", "whoami", "help"}
 
+// commandMenu is the catalogue platforms with a command menu show: the
+// built-ins in /help's order, without aliases.
+func commandMenu() []adapters.Command {
+	out := make([]adapters.Command, 0, len(commandOrder))
+	for _, n := range commandOrder {
+		out = append(out, adapters.Command{Name: n, Description: builtins[n]})
+	}
+	return out
+}
+
 // canonicalCommand resolves a typed command name ("" for text) to its
 // canonical one; underscores are read as dashes.
 func canonicalCommand(name string) (string, bool) {

@@ -174,6 +174,9 @@ func New(cfg Config) *Runner {
 		r.adapters[a.Platform()] = a
 		r.order = append(r.order, a.Platform())
 		r.health.Store(a.Platform(), "starting")
+		if m, ok := a.(adapters.CommandMenu); ok {
+			m.SetCommands(commandMenu())
+		}
 	}
 	r.baseCtx, r.cancelBase = context.WithCancel(context.Background())
 	if r.store != nil {

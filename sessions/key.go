@@ -51,6 +51,17 @@ func Key(src herald.Source, o KeyOptions) string {
 	return b.String()
 }
 
+// RekeyChat returns key with its chat id from replaced by to, and whether
+// key belongs to chat from at all (agent:main:{platform}:{type}:{chat}…).
+func RekeyChat(key, from, to string) (string, bool) {
+	parts := strings.SplitN(key, ":", 6)
+	if len(parts) < 5 || parts[4] != from {
+		return key, false
+	}
+	parts[4] = to
+	return strings.Join(parts, ":"), true
+}
+
 // KeyPlatform returns the platform part of a session key.
 func KeyPlatform(key string) string {
 	parts := strings.SplitN(key, ":", 4)

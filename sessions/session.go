@@ -140,6 +140,58 @@ func (s *Store) OpenSessionsOfChat(ctx context.Context, platform, chatID, thread
 	return out, rows.Err()
 }
 
+// MoveChat re-keys the open sessions of chat from on platform to chat to
+// (a Telegram group upgraded to a supergroup gets a new id), so their
+// conversations go on there, and returns how many moved. A session whose
+// new key already has an open session stays where it was (the policy
+// expires it); ended sessions keep the chat they happened in.
+func (s *Store) MoveChat(ctx context.Context, platform, from, to string) (int, error) {
+	moved := 0
+	err := s.Write(ctx, func(tx *sql.Tx) error {
+		moved = 0
+		rows, err := tx.Query(`SELECT id, key FROM sessions WHERE ended_at IS NULL AND platform = ? AND chat_id = ?`, platform, from)
+		if err != nil {
+			return err
+		}
+		type row struct{ id, key string }
+		var open []row
+		for rows.Next() {
+			var r row
+			if err := rows.Scan(&r.id, &r.key); err != nil {
+				rows.Close()
+				return err
+			}
+			open = append(open, r)
+		}
+		rows.Close()
+		if err := rows.Err(); err != nil {
+			return err
+		}
+		for _, r := range open {
+			key, ok := RekeyChat(r.key, from, to)
+			if !ok {
+				key = r.key // a key of another shape: only the chat id moves
+			}
+			var taken int
+			if err := tx.QueryRow(`SELECT COUNT(*) FROM sessions WHERE ended_at IS NULL AND key = ?`, key).Scan(&taken); err != nil {
+				return err
+			}
+			if taken > 0 && key != r.key {
+				continue
+			}
+			if _, err := tx.Exec(`UPDATE sessions SET key = ?, chat_id = ? WHERE id = ?`, key, to, r.id); err != nil {
+				return err
+			}
+			moved++
+		}
+		return nil
+	})
+	if err != nil {
+		return 0, fmt.Errorf("sessions: move chat %s:%s to %s: %w", platform, from, to, err)
+	}
+	return moved, nil
+}
+
 // ReplaceSession ends old (if not nil) and creates next in one transaction.
 func (s *Store) ReplaceSession(ctx context.Context, old *Session, reason string, next *Session) error {
 	return s.Write(ctx, func(tx *sql.Tx) error {

@@ -498,24 +498,13 @@ func TestTypingAndEdit(t *testing.T) {
 
 func TestWebhookSecret(t *testing.T) {
 	srv := newFake(t)
-	addr := make(chan string, 1)
-	ad := newAdapter(srv, func(c *telegram.Config) {
-		c.WebhookListen = "127.0.0.1:0"
-		c.WebhookSecret = "s3cret-webhook-token"
-		c.WebhookURL = "https://bot.example/telegram"
-		c.OnListen = func(a string) { addr <- a }
-	})
 	sk := newSink()
-	stop, _ := run(t, ad, sk)
-	var url string
-	select {
-	case a := <-addr:
-		url = "http://" + a + "/telegram"
-	case <-time.After(wait):
-		t.Fatal("webhook did not listen")
-	}
+	url, stop := runWebhook(t, srv, sk, "https://bot.example/telegram")
 	if wh := srv.Webhook(); wh.Get("url") != "https://bot.example/telegram" || wh.Get("secret_token") != "s3cret-webhook-token" {
 		t.Errorf("setWebhook = %v", wh)
+	}
+	if n := srv.Attempts("deleteWebhook"); n != 0 {
+		t.Errorf("webhook mode sent deleteWebhook %d times", n)
 	}
 	dm := telegramtest.DMMessage(telegramtest.User{ID: 42, UserName: "alice"}, "via webhook")
 	for _, tc := range []struct {
@@ -547,6 +536,28 @@ func TestWebhookSecret(t *testing.T) {
 	}
 	if err := stop(); err != nil {
 		t.Fatal(err)
+	}
+}
+
+// runWebhook runs an adapter in webhook mode (secret
+// "s3cret-webhook-token", registering webhookURL when not "") and returns
+// the URL to post updates to.
+func runWebhook(t *testing.T, srv *telegramtest.Server, sk adapters.Sink, webhookURL string) (url string, stop func() error) {
+	t.Helper()
+	addr := make(chan string, 1)
+	ad := newAdapter(srv, func(c *telegram.Config) {
+		c.WebhookListen = "127.0.0.1:0"
+		c.WebhookSecret = "s3cret-webhook-token"
+		c.WebhookURL = webhookURL
+		c.OnListen = func(a string) { addr <- a }
+	})
+	stop, _ = run(t, ad, sk)
+	select {
+	case a := <-addr:
+		return "http://" + a + "/telegram", stop
+	case <-time.After(wait):
+		t.Fatal("webhook did not listen")
+		return "", stop
 	}
 }
 

@@ -71,6 +71,19 @@
 // modified" as success; it falls back to plain text on its own, because an
 // edit has no Plain flag. Typing sends sendChatAction "typing".
 //
+// Native behaviour. Polling mode sends deleteWebhook before the first
+// getUpdates (a webhook left set answers every poll with 409). The
+// command catalogue the gateway gives through adapters.CommandMenu is set
+// with setMyCommands after getMe, for the default, all_private_chats and
+// all_group_chats scopes (menu.go); a refusal is logged and retried at
+// the next Run. A send, upload or typing aimed at a forum topic Telegram
+// says is gone is made once more without the topic; one aimed at a group
+// that became a supergroup is made once more there, and the move is
+// remembered for later sends and edits. The service messages of such an
+// upgrade are reported to the Sink when it is an adapters.ChatMover (the
+// gateway moves the chat's sessions); an update whose move failed is not
+// confirmed (migrate.go).
+//
 // Failure. Network loss while polling is retried inside Run with capped
 // exponential backoff and jitter (Health says "reconnecting"); a refused
 // token ends Run with a *adapters.FatalError.

@@ -203,12 +203,17 @@ func (a *Adapter) SendFile(ctx context.Context, to herald.Target, f adapters.Out
 	}
 	up := upload{chat: chat, thread: to.ThreadID, replyTo: f.ReplyTo, path: f.Path, name: name, caption: caption}
 	up.method, up.field = uploadMethod(f, info.Size())
-	sent, err := a.upload(ctx, up)
-	if err != nil && up.method != "sendDocument" && refusedAsKind(up.method, err) {
-		a.log.Info("telegram: upload refused for its kind; sending it as a document", "method", up.method, "chat", chat, "file", name, "err", err)
-		up.method, up.field = "sendDocument", "document"
+	var sent adapters.Sent
+	err = a.sendTo(up.method, chat, to.ThreadID, func(chat, thread string) error {
+		up.chat, up.thread = chat, thread
 		sent, err = a.upload(ctx, up)
-	}
+		if err != nil && up.method != "sendDocument" && refusedAsKind(up.method, err) {
+			a.log.Info("telegram: upload refused for its kind; sending it as a document", "method", up.method, "chat", chat, "file", name, "err", err)
+			up.method, up.field = "sendDocument", "document"
+			sent, err = a.upload(ctx, up)
+		}
+		return err
+	})
 	if err != nil || separate == "" {
 		return sent, err
 	}

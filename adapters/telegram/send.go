@@ -26,6 +26,10 @@ import (
 // resends such a message with Outgoing.Plain.
 var ErrMarkup = errors.New("telegram refused the message's formatting")
 
+// ErrThreadNotFound marks a refusal because the forum topic a message was
+// aimed at is gone (deleted, or the chat is no longer a forum).
+var ErrThreadNotFound = errors.New("telegram: the forum topic was not found")
+
 // maxEditMemory bounds the identical-edit memory.
 const maxEditMemory = 4096
 
@@ -35,12 +39,21 @@ func (a *Adapter) Send(ctx context.Context, to herald.Target, out adapters.Outgo
 	if err != nil {
 		return adapters.Sent{}, err
 	}
-	p := tgbotapi.Params{}
-	addTarget(p, chat, to.ThreadID, out.ReplyTo)
-	addMarkup(p, "text", out.Text, out.Plain)
-	resp, err := a.bot(ctx).MakeRequest("sendMessage", p)
+	var p tgbotapi.Params
+	var resp *tgbotapi.APIResponse
+	err = a.sendTo("sendMessage", chat, to.ThreadID, func(c, thread string) error {
+		chat = c
+		p = tgbotapi.Params{}
+		addTarget(p, chat, thread, out.ReplyTo)
+		addMarkup(p, "text", out.Text, out.Plain)
+		var err error
+		if resp, err = a.bot(ctx).MakeRequest("sendMessage", p); err != nil {
+			return a.classify("sendMessage to "+chat, err)
+		}
+		return nil
+	})
 	if err != nil {
-		return adapters.Sent{}, a.classify("sendMessage to "+chat, err)
+		return adapters.Sent{}, err
 	}
 	var m tgbotapi.Message
 	if err := json.Unmarshal(resp.Result, &m); err != nil {
@@ -63,6 +76,36 @@ func (a *Adapter) chatFor(to herald.Target) (string, error) {
 	}
 	return a.cfg.HomeChannel, nil
 }
+
+// sendTo runs send for chat (by the id it goes by now) and the target's
+// forum topic, and once more where Telegram says the message belongs
+// instead: into the supergroup a group became (remembered, so later sends
+// go there at once), or into the chat itself when the topic is gone. An
+// answer in the right place beats an answer lost.
+func (a *Adapter) sendTo(op, chat, thread string, send func(chat, thread string) error) error {
+	chat = a.current(chat)
+	err := send(chat, thread)
+	var moved *movedError
+	switch {
+	case errors.As(err, &moved):
+		a.log.Warn("telegram: the group is now a supergroup; sending there", "op", op, "chat", chat, "supergroup", moved.to)
+		a.setMoved(chat, moved.to)
+		return send(moved.to, thread)
+	case thread != "" && errors.Is(err, ErrThreadNotFound):
+		a.log.Warn("telegram: forum topic not found; sending to the chat without it", "op", op, "chat", chat, "thread", thread)
+		return send(chat, "")
+	}
+	return err
+}
+
+// movedError is a refusal because the group became supergroup to.
+type movedError struct {
+	to  string
+	err error
+}
+
+func (e *movedError) Error() string { return e.err.Error() }
+func (e *movedError) Unwrap() error { return e.err }
 
 // addTarget sets the chat, the forum topic and the message replied to.
 func addTarget(p tgbotapi.Params, chat, thread, replyTo string) {
@@ -93,6 +136,8 @@ func (a *Adapter) Edit(ctx context.Context, to herald.Target, messageID, text st
 	if chat == "" {
 		chat = a.cfg.HomeChannel
 	}
+	// a message sent since its group became a supergroup is there
+	chat = a.current(chat)
 	for _, plain := range []bool{false, true} {
 		p := tgbotapi.Params{}
 		p["chat_id"] = chat
@@ -141,14 +186,16 @@ func (a *Adapter) Typing(ctx context.Context, to herald.Target) error {
 	if chat == "" {
 		chat = a.cfg.HomeChannel
 	}
-	p := tgbotapi.Params{}
-	p["chat_id"] = chat
-	p["action"] = tgbotapi.ChatTyping
-	p.AddNonEmpty("message_thread_id", to.ThreadID)
-	if _, err := a.bot(ctx).MakeRequest("sendChatAction", p); err != nil {
-		return a.classify("sendChatAction in "+chat, err)
-	}
-	return nil
+	return a.sendTo("sendChatAction", chat, to.ThreadID, func(chat, thread string) error {
+		p := tgbotapi.Params{}
+		p["chat_id"] = chat
+		p["action"] = tgbotapi.ChatTyping
+		p.AddNonEmpty("message_thread_id", thread)
+		if _, err := a.bot(ctx).MakeRequest("sendChatAction", p); err != nil {
+			return a.classify("sendChatAction in "+chat, err)
+		}
+		return nil
+	})
 }
 
 // classify maps a library error onto the gateway's error types, with the
@@ -168,10 +215,13 @@ func (a *Adapter) classify(op string, err error) error {
 			return &adapters.FatalError{Msg: fmt.Sprintf("telegram: the Bot API refused the bot token (HTTP %d): check TELEGRAM_BOT_TOKEN (and platforms.telegram.api_endpoint)", te.Code), Err: e}
 		case te.Code >= 500:
 			return &adapters.TemporaryError{Err: e}
+		case te.MigrateToChatID != 0:
+			to := strconv.FormatInt(te.MigrateToChatID, 10)
+			return &movedError{to: to, err: fmt.Errorf("%w (the group is now supergroup %s)", e, to)}
+		case te.Code == http.StatusBadRequest && strings.Contains(strings.ToLower(te.Message), "thread not found"):
+			return fmt.Errorf("%w: %w", e, ErrThreadNotFound)
 		case te.Code == http.StatusBadRequest && markupRefusal(te.Message):
 			return fmt.Errorf("%w: %w", e, ErrMarkup)
-		case te.MigrateToChatID != 0:
-			return fmt.Errorf("%w (the group is now supergroup %d)", e, te.MigrateToChatID)
 		}
 		return e
 	}

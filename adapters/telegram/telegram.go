@@ -91,6 +91,13 @@ type Adapter struct {
 	// edits remembers the last text of messages this adapter sent or
 	// edited, to skip identical edits; bounded by clearing.
 	edits map[string]string
+	// menu is the command menu SetCommands gave (menu.go); menuPublished
+	// says Telegram has it.
+	menu                   []tgbotapi.BotCommand
+	menuSet, menuPublished bool
+	// moved maps groups upgraded to supergroups to their new chat ids
+	// (migrate.go).
+	moved map[string]string
 }
 
 var (
@@ -195,6 +202,7 @@ func (a *Adapter) Run(ctx context.Context, sink adapters.Sink) error {
 	a.self = botIdentity{ID: me.ID, UserName: me.UserName}
 	a.mu.Unlock()
 	a.log.Info("telegram bot connected", "bot", "@"+me.UserName, "id", me.ID)
+	a.publishMenu(ctx)
 	if a.cfg.WebhookListen != "" {
 		err = a.runWebhook(ctx, sink)
 	} else {
@@ -237,6 +245,12 @@ func (a *Adapter) runPoll(ctx context.Context, sink adapters.Sink) error {
 				offset = 0
 			}
 		}
+	}
+	if err := a.dropWebhook(ctx); err != nil {
+		if ctx.Err() != nil {
+			return nil
+		}
+		return err
 	}
 	bo := a.newBackoff()
 	for ctx.Err() == nil {
@@ -310,6 +324,9 @@ func (a *Adapter) deliver(ctx context.Context, sink adapters.Sink, raw json.RawM
 	if id < offset {
 		return offset, true // already handed over; the server sent it again
 	}
+	if from, to, moved := migration(raw); moved && !a.moveChat(ctx, sink, from, to) {
+		return offset, false
+	}
 	if !ok {
 		return id + 1, true
 	}
@@ -330,6 +347,16 @@ func (a *Adapter) storeOffset(ctx context.Context, offset int) {
 	if err := a.cfg.Store.SetOffset(sctx, string(herald.PlatformTelegram), strconv.Itoa(offset)); err != nil {
 		a.log.Error("telegram: could not store the update offset; a restart may answer an update twice", "offset", offset, "err", err)
 	}
+}
+
+// dropWebhook removes any webhook before polling: one left by webhook
+// mode or another deployment makes Telegram answer every getUpdates with
+// 409. Updates waiting for the webhook are kept and polled.
+func (a *Adapter) dropWebhook(ctx context.Context) error {
+	if _, err := a.bot(ctx).Request(tgbotapi.DeleteWebhookConfig{}); err != nil {
+		return a.classify("deleteWebhook", err)
+	}
+	return nil
 }
 
 // getUpdates asks for updates from offset and returns them raw.

@@ -90,6 +90,10 @@ func (a *Adapter) webhookHandler(ctx context.Context, sink adapters.Sink) http.H
 			w.WriteHeader(http.StatusOK)
 			return
 		}
+		if from, to, moved := migration(body); moved && !a.moveChat(ctx, sink, from, to) {
+			http.Error(w, "could not move the chat", http.StatusServiceUnavailable)
+			return
+		}
 		if ok && adapters.Refused(sink.Receive(ctx, m)) {
 			http.Error(w, "shutting down", http.StatusServiceUnavailable)
 			return

@@ -1,7 +1,7 @@
 // Package telegramtest is a fake Telegram Bot API server for tests. It
 // listens on 127.0.0.1 and speaks the small part of the Bot API a bot
 // needs — getMe, getUpdates (long polling), sendMessage, editMessageText,
-// sendChatAction, setWebhook and deleteWebhook, getFile and the file
+// sendChatAction, setWebhook and deleteWebhook, setMyCommands, getFile and the file
 // endpoint, and the uploads sendPhoto, sendDocument, sendVoice, sendAudio
 // and sendVideo — with the JSON envelopes
 // real Telegram uses, so the real client library (and herald's telegram
@@ -53,6 +53,15 @@
 // HTML tags with parse_mode=HTML, and editing a message to identical text
 // ("message is not modified"). It tolerates entities=null, which the
 // library sends when a message has no entities.
+//
+// A chat's life: SetWebhook leaves a webhook set as another deployment
+// would, so getUpdates answers 409 until deleteWebhook (recorded as a
+// Call); setMyCommands stores the menu per scope type, read by Commands,
+// with Telegram's checks on names and descriptions; DeleteTopic makes
+// requests naming a forum topic answer 400 "message thread not found";
+// MigrateGroup upgrades a group to a supergroup, queueing both service
+// messages (migrate_to_chat_id, migrate_from_chat_id) and answering
+// requests to the old id with 400 and migrate_to_chat_id.
 //
 // All methods are safe for concurrent use.
 package telegramtest

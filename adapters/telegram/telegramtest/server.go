@@ -51,6 +51,9 @@ type Failure struct {
 	Code        int
 	Description string
 	RetryAfter  int
+	// MigrateToChatID is the supergroup a group became (parameters.
+	// migrate_to_chat_id).
+	MigrateToChatID int64
 }
 
 // Server is a fake Bot API server.
@@ -76,6 +79,12 @@ type Server struct {
 	webhook   url.Values
 	files     map[string]File // by file_id
 	nextFile  int
+	// commands is the command menu per scope type ("default", …).
+	commands map[string][]BotCommand
+	// deadThreads are forum topics that no longer exist (chat\x00thread).
+	deadThreads map[string]bool
+	// migrated maps a group's old chat id to its supergroup's.
+	migrated map[string]int64
 }
 
 type update struct {
@@ -100,7 +109,7 @@ func New(opts Options) *Server {
 	s := &Server{
 		opts: opts, changed: make(chan struct{}), nextID: 1, nextMsgID: 100,
 		attempts: map[string]int{}, fails: map[string][]Failure{}, drops: map[string]int{}, texts: map[string]string{},
-		files: map[string]File{},
+		files: map[string]File{}, commands: map[string][]BotCommand{}, deadThreads: map[string]bool{}, migrated: map[string]int64{},
 	}
 	s.srv = httptest.NewServer(http.HandlerFunc(s.serve))
 	return s
@@ -394,6 +403,10 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
 		writeErr(w, Failure{Code: 401, Description: "Unauthorized"})
 		return
 	}
+	if f, refused := s.refusedTarget(r.Form); refused {
+		writeErr(w, f)
+		return
+	}
 	switch method {
 	case "getMe":
 		writeOK(w, map[string]any{"id": s.opts.BotID, "is_bot": true, "first_name": "Herald Test", "username": s.opts.BotUsername,
@@ -426,7 +439,10 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
 		s.webhook = nil
 		s.notifyLocked()
 		s.mu.Unlock()
+		s.record(Call{Method: method, Form: r.Form})
 		writeOK(w, true)
+	case "setMyCommands":
+		s.setMyCommands(w, r)
 	default:
 		writeErr(w, Failure{Code: 404, Description: "Not Found: method " + method + " is not faked"})
 	}
@@ -653,8 +669,15 @@ func writeOK(w http.ResponseWriter, result any) {
 
 func writeErr(w http.ResponseWriter, f Failure) {
 	body := map[string]any{"ok": false, "error_code": f.Code, "description": f.Description}
+	params := map[string]any{}
 	if f.RetryAfter > 0 {
-		body["parameters"] = map[string]any{"retry_after": f.RetryAfter}
+		params["retry_after"] = f.RetryAfter
+	}
+	if f.MigrateToChatID != 0 {
+		params["migrate_to_chat_id"] = f.MigrateToChatID
+	}
+	if len(params) > 0 {
+		body["parameters"] = params
 	}
 	w.Header().Set("Content-Type", "application/json")
 	w.WriteHeader(f.Code)
