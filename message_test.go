@@ -72,3 +72,33 @@ func TestParseCommandEndsTheWordAtAnySpace(t *testing.T) {
 		}
 	}
 }
+
+func TestCommandAddressedToABot(t *testing.T) {
+	for _, tc := range []struct{ in, name, bot, args string }{
+		{"/new@otherbot", "new", "otherbot", ""},
+		{"/Status@Herald_Bot now", "status", "Herald_Bot", "now"},
+		{"/new", "new", "", ""},
+		{"/@bot", "", "", ""},
+	} {
+		name, bot, args := SplitCommand(tc.in)
+		if name != tc.name || bot != tc.bot || args != tc.args {
+			t.Errorf("SplitCommand(%q) = %q %q %q", tc.in, name, bot, args)
+		}
+		if n, _ := ParseCommand(tc.in); tc.bot != "" && n != "" {
+			t.Errorf("ParseCommand(%q) = %q: a command for a named bot is not herald's", tc.in, n)
+		}
+	}
+	for _, tc := range []struct{ in, bot, out string }{
+		{"/new@herald_bot", "herald_bot", "/new"},
+		{"  /Model@HERALD_BOT gpt-4o", "herald_bot", "  /Model gpt-4o"},
+		{"/new@otherbot", "herald_bot", "/new@otherbot"},
+		{"/new", "herald_bot", "/new"},
+		{"hi @herald_bot", "herald_bot", "hi @herald_bot"},
+		{"/new@herald_bot", "", "/new@herald_bot"},
+	} {
+		out, ok := StripBotSuffix(tc.in, tc.bot)
+		if out != tc.out || ok != (out != tc.in) {
+			t.Errorf("StripBotSuffix(%q, %q) = %q, %v; want %q", tc.in, tc.bot, out, ok, tc.out)
+		}
+	}
+}
