@@ -102,3 +102,32 @@ func TestCommandAddressedToABot(t *testing.T) {
 		}
 	}
 }
+
+// FuzzStripBotSuffix: a command addressed to bot reads, once stripped, as
+// the same command with the same arguments addressed to no bot; anything
+// else is left as it is.
+func FuzzStripBotSuffix(f *testing.F) {
+	for _, s := range [][2]string{{"/new@herald_bot", "herald_bot"}, {"  /Status@HERALD_BOT\tnow", "herald_bot"}, {"/new@other", "herald_bot"}, {"/a@b@c x", "b@c"}, {"/@x", "x"}, {"hi", ""}} {
+		f.Add(s[0], s[1])
+	}
+	f.Fuzz(func(t *testing.T, text, bot string) {
+		out, ok := StripBotSuffix(text, bot)
+		name, to, args := SplitCommand(text)
+		if !ok {
+			if out != text {
+				t.Fatalf("StripBotSuffix(%q, %q) changed the text to %q without saying so", text, bot, out)
+			}
+			if name != "" && to != "" && bot != "" && strings.EqualFold(to, bot) {
+				t.Fatalf("StripBotSuffix(%q, %q): a command for %q not stripped", text, bot, bot)
+			}
+			return
+		}
+		n2, to2, a2 := SplitCommand(out)
+		if n2 != name || to2 != "" || a2 != args {
+			t.Fatalf("StripBotSuffix(%q, %q) = %q, which reads %q@%q %q; want %q %q", text, bot, out, n2, to2, a2, name, args)
+		}
+		if n3, _ := ParseCommand(out); n3 != name {
+			t.Fatalf("ParseCommand(%q) = %q, want %q", out, n3, name)
+		}
+	})
+}
