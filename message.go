@@ -116,7 +116,10 @@ type Message struct {
 	Internal bool `json:"internal"`
 	// Mentioned is set by adapters when, in a group, the bot was mentioned
 	// or replied to.
-	Mentioned bool      `json:"mentioned,omitempty"`
+	Mentioned bool `json:"mentioned,omitempty"`
+	// UserRoles are the sender's role ids where the platform has roles
+	// (Discord guild members), for platforms.discord.allowed_roles.
+	UserRoles []string  `json:"user_roles,omitempty"`
 	Received  time.Time `json:"-"`
 }
 
@@ -127,18 +130,30 @@ func (m Message) IsCommand() bool {
 	return name != ""
 }
 
-// Command splits a slash command into its lower-cased name (with any
-// @botname suffix removed) and its arguments. It returns "" for text that
-// is not a command.
+// Command splits a slash command into its lower-cased name and its
+// arguments. It returns "" for text that is not a command, and for a
+// command addressed to a bot by name ("/new@otherbot"): adapters remove
+// the suffix that names herald's own bot, so one left is another bot's.
 func (m Message) Command() (name, args string) {
 	return ParseCommand(m.Text)
 }
 
 // ParseCommand is Message.Command for a bare string.
 func ParseCommand(text string) (name, args string) {
+	name, bot, args := SplitCommand(text)
+	if bot != "" {
+		return "", ""
+	}
+	return name, args
+}
+
+// SplitCommand splits a slash command into its lower-cased name, the bot
+// it is addressed to ("/new@herald_bot" names herald_bot; "" when none)
+// and its arguments. name is "" for text that is not a command.
+func SplitCommand(text string) (name, bot, args string) {
 	t := strings.TrimSpace(text)
 	if !strings.HasPrefix(t, "/") {
-		return "", ""
+		return "", "", ""
 	}
 	// the command word ends at any white space, as Python's str.split
 	// reads it: "/model\r\ngpt-4o" from a client sending CRLF is "model"
@@ -148,12 +163,26 @@ func ParseCommand(text string) (name, args string) {
 	}
 	word = strings.TrimPrefix(word, "/")
 	if at := strings.IndexByte(word, '@'); at >= 0 {
-		word = word[:at]
+		word, bot = word[:at], word[at+1:]
 	}
 	if word == "" || strings.Contains(word, "/") {
-		return "", ""
+		return "", "", ""
 	}
-	return strings.ToLower(word), strings.TrimSpace(rest)
+	return strings.ToLower(word), bot, strings.TrimSpace(rest)
+}
+
+// StripBotSuffix removes "@bot" (any letter case) from the command word
+// of text, for adapters: a command addressed to herald's own bot reads as
+// a plain command. ok is false (and text unchanged) when text is not a
+// command addressed to bot.
+func StripBotSuffix(text, bot string) (out string, ok bool) {
+	name, to, _ := SplitCommand(text)
+	if name == "" || to == "" || bot == "" || !strings.EqualFold(to, bot) {
+		return text, false
+	}
+	lead := len(text) - len(strings.TrimLeftFunc(text, unicode.IsSpace))
+	at := lead + strings.IndexByte(text[lead:], '@')
+	return text[:at] + text[at+1+len(to):], true
 }
 
 // Target is where the gateway delivers a message: a platform, a chat on it

@@ -72,3 +72,62 @@ func TestParseCommandEndsTheWordAtAnySpace(t *testing.T) {
 		}
 	}
 }
+
+func TestCommandAddressedToABot(t *testing.T) {
+	for _, tc := range []struct{ in, name, bot, args string }{
+		{"/new@otherbot", "new", "otherbot", ""},
+		{"/Status@Herald_Bot now", "status", "Herald_Bot", "now"},
+		{"/new", "new", "", ""},
+		{"/@bot", "", "", ""},
+	} {
+		name, bot, args := SplitCommand(tc.in)
+		if name != tc.name || bot != tc.bot || args != tc.args {
+			t.Errorf("SplitCommand(%q) = %q %q %q", tc.in, name, bot, args)
+		}
+		if n, _ := ParseCommand(tc.in); tc.bot != "" && n != "" {
+			t.Errorf("ParseCommand(%q) = %q: a command for a named bot is not herald's", tc.in, n)
+		}
+	}
+	for _, tc := range []struct{ in, bot, out string }{
+		{"/new@herald_bot", "herald_bot", "/new"},
+		{"  /Model@HERALD_BOT gpt-4o", "herald_bot", "  /Model gpt-4o"},
+		{"/new@otherbot", "herald_bot", "/new@otherbot"},
+		{"/new", "herald_bot", "/new"},
+		{"hi @herald_bot", "herald_bot", "hi @herald_bot"},
+		{"/new@herald_bot", "", "/new@herald_bot"},
+	} {
+		out, ok := StripBotSuffix(tc.in, tc.bot)
+		if out != tc.out || ok != (out != tc.in) {
+			t.Errorf("StripBotSuffix(%q, %q) = %q, %v; want %q", tc.in, tc.bot, out, ok, tc.out)
+		}
+	}
+}
+
+// FuzzStripBotSuffix: a command addressed to bot reads, once stripped, as
+// the same command with the same arguments addressed to no bot; anything
+// else is left as it is.
+func FuzzStripBotSuffix(f *testing.F) {
+	for _, s := range [][2]string{{"/new@herald_bot", "herald_bot"}, {"  /Status@HERALD_BOT\tnow", "herald_bot"}, {"/new@other", "herald_bot"}, {"/a@b@c x", "b@c"}, {"/@x", "x"}, {"hi", ""}} {
+		f.Add(s[0], s[1])
+	}
+	f.Fuzz(func(t *testing.T, text, bot string) {
+		out, ok := StripBotSuffix(text, bot)
+		name, to, args := SplitCommand(text)
+		if !ok {
+			if out != text {
+				t.Fatalf("StripBotSuffix(%q, %q) changed the text to %q without saying so", text, bot, out)
+			}
+			if name != "" && to != "" && bot != "" && strings.EqualFold(to, bot) {
+				t.Fatalf("StripBotSuffix(%q, %q): a command for %q not stripped", text, bot, bot)
+			}
+			return
+		}
+		n2, to2, a2 := SplitCommand(out)
+		if n2 != name || to2 != "" || a2 != args {
+			t.Fatalf("StripBotSuffix(%q, %q) = %q, which reads %q@%q %q; want %q %q", text, bot, out, n2, to2, a2, name, args)
+		}
+		if n3, _ := ParseCommand(out); n3 != name {
+			t.Fatalf("ParseCommand(%q) = %q, want %q", out, n3, name)
+		}
+	})
+}

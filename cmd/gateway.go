@@ -160,18 +160,25 @@ func (e *env) gateway(ctx context.Context, args []string) error {
 func gatewayConfig(a *app, ads []adapters.Adapter) gateway.Config {
 	c := a.cfg
 	auth := map[herald.Platform]gateway.PlatformAuth{}
-	add := func(p herald.Platform, cm config.Common, trust bool) {
+	add := func(p herald.Platform, cm config.Common, trust bool, gm gateway.GroupManners) {
+		gm.AllowedChannels = append(gm.AllowedChannels, cm.AllowedChannels...)
+		gm.IgnoredChannels = cm.IgnoredChannels
+		gm.FreeResponseChannels = append(gm.FreeResponseChannels, cm.FreeResponseChannels...)
+		gm.MentionPatterns = cm.MentionPatterns
 		auth[p] = gateway.PlatformAuth{
 			AllowedUsers: cm.AllowedUsers, UnauthorizedDM: firstNonEmpty(cm.UnauthorizedDM, c.UnauthorizedDM),
 			TrustAll: trust, HomeChannel: cm.HomeChannel, RequireMention: config.On(cm.RequireMention, true),
-			DisabledTools: cm.DisabledTools,
+			DisabledTools: cm.DisabledTools, GroupManners: gm,
 		}
 	}
-	add(herald.PlatformLocal, c.Platforms.Local.Common, true)
-	add(herald.PlatformTelegram, c.Platforms.Telegram.Common, false)
-	add(herald.PlatformDiscord, c.Platforms.Discord.Common, false)
-	add(herald.PlatformSlack, c.Platforms.Slack.Common, false)
-	add(herald.PlatformCLI, config.Common{}, true)
+	tg, dc := c.Platforms.Telegram, c.Platforms.Discord
+	add(herald.PlatformLocal, c.Platforms.Local.Common, true, gateway.GroupManners{})
+	add(herald.PlatformTelegram, tg.Common, false, gateway.GroupManners{ReplyToMode: tg.ReplyToMode.Or(config.ReplyFirst),
+		AllowedChannels: tg.AllowedChats, FreeResponseChannels: tg.FreeResponseChats})
+	add(herald.PlatformDiscord, dc.Common, false, gateway.GroupManners{ReplyToMode: dc.ReplyToMode.Or(config.ReplyFirst), AllowedRoles: dc.AllowedRoles})
+	// Slack answers a channel message in a thread under it: no quoting
+	add(herald.PlatformSlack, c.Platforms.Slack.Common, false, gateway.GroupManners{})
+	add(herald.PlatformCLI, config.Common{}, true, gateway.GroupManners{})
 	media := gateway.MediaConfig{Dir: filepath.Join(a.home, "media"), MaxBytes: c.Media.MaxBytes, SendPaths: a.sendPaths}
 	if ep, ok := c.STTEndpoint(); ok {
 		media.Transcriber = agent.NewTranscriber(ep.BaseURL, ep.APIKey, ep.Model, nil)

@@ -169,6 +169,8 @@ type Common struct {
 	// RequireMention: in groups, answer only when mentioned or replied to.
 	RequireMention *bool    `yaml:"require_mention"`
 	DisabledTools  []string `yaml:"disabled_tools"`
+	// Groups: channel policy and wake words (groups.go).
+	Groups `yaml:",inline"`
 }
 
 // Local is the built-in HTTP platform.
@@ -189,6 +191,13 @@ type Telegram struct {
 	WebhookListen string `yaml:"webhook_listen"`
 	WebhookSecret string `yaml:"webhook_secret"`
 	PollTimeout   int    `yaml:"poll_timeout"`
+	// ReplyToMode: which messages of a reply in a group quote the
+	// message answered (first|all|off, default first).
+	ReplyToMode ReplyMode `yaml:"reply_to_mode"`
+	// AllowedChats and FreeResponseChats are Hermes' Telegram names for
+	// allowed_channels and free_response_channels (both are read).
+	AllowedChats      IDList `yaml:"allowed_chats"`
+	FreeResponseChats IDList `yaml:"free_response_chats"`
 }
 
 // Discord settings. The token comes from DISCORD_BOT_TOKEN.
@@ -206,6 +215,11 @@ type Discord struct {
 	// Discord's limit without a server boost; 25, 50 or 100 on boosted
 	// servers).
 	MaxUploadMB int `yaml:"max_upload_mb"`
+	// ReplyToMode: as Telegram's.
+	ReplyToMode ReplyMode `yaml:"reply_to_mode"`
+	// AllowedRoles are role ids whose members may use the bot in the
+	// server the message came from (besides allowed_users).
+	AllowedRoles IDList `yaml:"allowed_roles"`
 }
 
 // Slack settings. Tokens come from SLACK_BOT_TOKEN and SLACK_APP_TOKEN.

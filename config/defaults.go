@@ -42,8 +42,8 @@ func Defaults() *Config {
 		STT:   STT{Model: DefaultSTTModel},
 		Platforms: Platforms{
 			Local:    Local{Listen: DefaultLocalListen},
-			Telegram: Telegram{APIEndpoint: DefaultTelegramAPI, Common: Common{RequireMention: &t}},
-			Discord:  Discord{APIBase: DefaultDiscordAPI, Common: Common{RequireMention: &t}},
+			Telegram: Telegram{APIEndpoint: DefaultTelegramAPI, Common: Common{RequireMention: &t}, ReplyToMode: ReplyFirst},
+			Discord:  Discord{APIBase: DefaultDiscordAPI, Common: Common{RequireMention: &t}, ReplyToMode: ReplyFirst},
 			Slack:    Slack{APIURL: DefaultSlackAPI, Mode: "socket", Common: Common{RequireMention: &t}},
 		},
 		Agent:         Agent{MaxIterations: DefaultMaxIterations, ToolTimeout: Duration(DefaultToolTimeout)},

@@ -27,6 +27,8 @@ func FuzzParse(f *testing.F) {
 		"model: {default: [x]}\n",
 		"platforms: {telegram: {enabled: maybe}}\n",
 		"cron:\n  max_parallel_jobs: 0\n  wrap_response: false\n",
+		"platforms:\n  discord:\n    allowed_channels: [1, '2,3']\n    mention_patterns: ['(?<=x)', hey]\n    reply_to_mode: false\n    allowed_roles: 5\n",
+		"platforms:\n  telegram:\n    allowed_chats: {a: 1}\n    free_response_chats: ~\n    mention_patterns: [[x]]\n    reply_to_mode: [all]\n",
 	} {
 		f.Add([]byte(s))
 	}

@@ -68,7 +68,7 @@ func (r *Runner) dmMode(p herald.Platform) string {
 // the platform pairs, and resolves j's receipt.
 func (r *Runner) authorize(ctx context.Context, j *job) bool {
 	src := j.msg.Source
-	if r.authorized(ctx, src) {
+	if r.authorized(ctx, src) || r.cfg.Auth[src.Platform].roleAllowed(&j.msg) {
 		return true
 	}
 	r.log.Warn("message from an unauthorized user", "platform", src.Platform, "user_id", src.UserID, "chat_type", src.ChatType)

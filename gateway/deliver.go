@@ -49,7 +49,7 @@ func (r *Runner) Deliver(ctx context.Context, to herald.Target, text string) err
 		}
 		to.ChatID = home
 	}
-	if _, err := r.send(ctx, a, to, text, ""); err != nil {
+	if _, err := r.send(ctx, a, to, text, "", quoting{}); err != nil {
 		return err
 	}
 	if err := r.record(context.WithoutCancel(ctx), to, text); err != nil {
@@ -110,7 +110,7 @@ func (r *Runner) Reply(ctx context.Context, to herald.Source, text string) error
 		cause = c.hookMsg
 		c.mu.Unlock()
 	}
-	_, err := r.send(ctx, a, to.Target(), text, cause)
+	_, err := r.send(ctx, a, to.Target(), text, cause, quoting{})
 	return err
 }
 
@@ -125,13 +125,14 @@ type FormattedLener interface {
 // rate limits (honouring retry-after) and network errors with backoff, and
 // falling back to plain text when the platform rejects the markup. When a
 // part cannot be delivered it tells the chat, best effort, and returns the
-// error. It returns the first part's platform message id.
-func (r *Runner) send(ctx context.Context, a adapters.Adapter, to herald.Target, text, cause string) (string, error) {
+// error. It returns the first part's platform message id. q says which
+// parts quote the message answered.
+func (r *Runner) send(ctx context.Context, a adapters.Adapter, to herald.Target, text, cause string, q quoting) (string, error) {
 	// A secret the model or a user wrote into a message does not go out.
 	parts := splitFor(r.cfg.Redactor.Redact(text), a)
 	first := ""
 	for i, part := range parts {
-		out := adapters.Outgoing{Text: part, Cause: cause, Part: i + 1, Parts: len(parts)}
+		out := adapters.Outgoing{Text: part, Cause: cause, Part: i + 1, Parts: len(parts), ReplyTo: q.of(i + 1)}
 		id, err := r.sendOne(ctx, a, to, out)
 		if err != nil {
 			r.log.Error("delivery failed", "platform", a.Platform(), "chat", to.ChatID, "part", i+1, "parts", len(parts), "err", r.cfg.Redactor.Redact(err.Error()))

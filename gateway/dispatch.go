@@ -236,15 +236,22 @@ func (r *Runner) intakeLoop(c *chat) {
 
 // dispatch is the order of one inbound message:
 //  1. internal messages skip hooks and auth;
-//  2. pre_gateway_dispatch: skip (optionally ingesting), rewrite, allow;
-//  3. auth and pairing (a message without a user id is dropped);
-//  4. a busy chat: commands bypass, plain text interrupts or queues;
-//  5. commands, command:<name> hooks first;
-//  6. the turn.
+//  2. the channel policy (allowed and ignored channels, manners.go);
+//  3. pre_gateway_dispatch: skip (optionally ingesting), rewrite, allow;
+//  4. auth and pairing (a message without a user id is dropped), then in
+//     groups, only messages addressed to herald (commands too);
+//  5. a busy chat: commands bypass, plain text interrupts or queues;
+//  6. commands, command:<name> hooks first;
+//  7. the turn.
 func (r *Runner) dispatch(c *chat, j *job) {
 	ctx := r.baseCtx
 	m := &j.msg
 	if !m.Internal {
+		if !r.cfg.Auth[m.Source.Platform].channelAllowed(m.Source) {
+			r.log.Debug("message in a channel herald does not answer in", "platform", m.Source.Platform, "chat", m.Source.ChatID)
+			j.rec.Resolve(adapters.Outcome{Status: adapters.StatusSkipped})
+			return
+		}
 		if r.hooks.Has(hooks.PreGatewayDispatchHook) {
 			c.mu.Lock()
 			c.hookMsg = m.ID
@@ -277,7 +284,7 @@ func (r *Runner) dispatch(c *chat, j *job) {
 		if !r.authorize(ctx, j) {
 			return
 		}
-		if m.Source.ChatType != herald.ChatDM && r.cfg.Auth[m.Source.Platform].RequireMention && !m.Mentioned && !m.IsCommand() {
+		if m.Source.ChatType != herald.ChatDM && !r.cfg.Auth[m.Source.Platform].addressed(m) {
 			j.rec.Resolve(adapters.Outcome{Status: adapters.StatusSkipped})
 			return
 		}
@@ -774,7 +781,7 @@ func (r *Runner) reply(j *job, text string) {
 		r.log.Error("no adapter for reply", "platform", j.msg.Source.Platform)
 		return
 	}
-	if _, err := r.send(r.baseCtx, a, j.msg.Source.Target(), text, j.msg.ID); err != nil {
+	if _, err := r.send(r.baseCtx, a, j.msg.Source.Target(), text, j.msg.ID, r.quoteFor(j.msg)); err != nil {
 		r.log.Error("reply not delivered", "platform", j.msg.Source.Platform, "chat", j.msg.Source.ChatID, "err", r.cfg.Redactor.Redact(err.Error()))
 	}
 }

@@ -37,6 +37,9 @@ type PlatformAuth struct {
 	RequireMention bool
 	// DisabledTools are left out of turns on this platform.
 	DisabledTools []string
+	// GroupManners: channel policy, wake words, roles, reply quoting
+	// (manners.go).
+	GroupManners
 }
 
 // Config wires a Runner.

@@ -21,6 +21,7 @@ type stream struct {
 	ed    adapters.Editor
 	to    herald.Target
 	cause string
+	quote quoting
 
 	mu   sync.Mutex
 	text string
@@ -45,7 +46,7 @@ func (r *Runner) newStream(c *chat, j *job) *stream {
 	if !ok {
 		return nil
 	}
-	s := &stream{r: r, a: a, ed: ed, to: j.msg.Source.Target(), cause: j.msg.ID,
+	s := &stream{r: r, a: a, ed: ed, to: j.msg.Source.Target(), cause: j.msg.ID, quote: r.quoteFor(j.msg),
 		kick: make(chan struct{}, 1), quit: make(chan struct{}), done: make(chan struct{})}
 	go s.loop()
 	return s
@@ -101,7 +102,7 @@ func (s *stream) flush() {
 	}
 	ctx := s.r.baseCtx
 	if s.msgID == "" {
-		id, err := s.r.sendOne(ctx, s.a, s.to, adapters.Outgoing{Text: p, Cause: s.cause, Part: 1, Parts: 1})
+		id, err := s.r.sendOne(ctx, s.a, s.to, adapters.Outgoing{Text: p, Cause: s.cause, Part: 1, Parts: 1, ReplyTo: s.quote.of(1)})
 		if err != nil || id == "" {
 			return
 		}
@@ -139,7 +140,7 @@ func (s *stream) finish(final string) bool {
 		s.edits++
 	}
 	for i, p := range parts[1:] {
-		if _, err := s.r.sendOne(ctx, s.a, s.to, adapters.Outgoing{Text: p, Cause: s.cause, Part: i + 2, Parts: len(parts)}); err != nil {
+		if _, err := s.r.sendOne(ctx, s.a, s.to, adapters.Outgoing{Text: p, Cause: s.cause, Part: i + 2, Parts: len(parts), ReplyTo: s.quote.of(i + 2)}); err != nil {
 			s.r.log.Error("delivery failed", "platform", s.a.Platform(), "chat", s.to.ChatID, "part", i+2, "err", s.r.cfg.Redactor.Redact(err.Error()))
 			safeSend(ctx, s.a, s.to, adapters.Outgoing{Text: DeliveryFailedNotice, Cause: s.cause, Plain: true})
 			break

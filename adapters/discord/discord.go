@@ -85,6 +85,8 @@ type Adapter struct {
 	rest  *discordgo.Session // REST only: sends work while the gateway reconnects
 	state atomic.Value       // string
 	botID atomic.Value       // string
+	// botName is the bot's user name: /cmd@botName is herald's command.
+	botName atomic.Value // string
 
 	mu       sync.Mutex
 	last     map[string]string // message id → text last sent or edited there
@@ -156,6 +158,7 @@ func New(cfg Config) *Adapter {
 	a.rest = a.session()
 	a.state.Store("connecting")
 	a.botID.Store("")
+	a.botName.Store("")
 	return a
 }
 

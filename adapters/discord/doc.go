@@ -9,7 +9,8 @@
 // group (an announcement channel a channel); a thread keeps its parent as
 // the chat and itself as Source.ThreadID. Mentioned is set when the bot is
 // mentioned or the message replies to one of the bot's; the mention is
-// cut from the text. The bot's own messages are dropped, as are other
+// cut from the text (and /cmd@the_bot's_name reads as /cmd). A guild
+// member's role ids are Message.UserRoles. The bot's own messages are dropped, as are other
 // bots' unless Config.AllowBots lets them in. Messages reach the Sink one at a time, in
 // gateway order. Each attachment becomes a herald.Media (kind from the
 // content type, or the file name when Discord sent none; a voice message,

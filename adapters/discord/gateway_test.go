@@ -44,8 +44,8 @@ func (longModel) Complete(ctx context.Context, req openai.ChatCompletionRequest)
 }
 
 // startGateway runs a real gateway.Runner with the Discord adapter
-// against srv.
-func startGateway(t *testing.T, srv *discordtest.Server, model agent.Model) {
+// against srv; mods change its configuration.
+func startGateway(t *testing.T, srv *discordtest.Server, model agent.Model, mods ...func(*gateway.Config)) {
 	t.Helper()
 	st, err := sessions.Open(filepath.Join(t.TempDir(), "state.db"))
 	if err != nil {
@@ -61,14 +61,18 @@ func startGateway(t *testing.T, srv *discordtest.Server, model agent.Model) {
 			return nil, nil
 		}})
 	ad := discord.New(discord.Config{Token: "tok", APIBase: srv.APIBase()})
-	r := gateway.New(gateway.Config{
+	cfg := gateway.Config{
 		Adapters: []adapters.Adapter{ad}, Store: st, Hooks: reg, Redactor: herald.NewRedactor("tok"),
 		Agent: &agent.Agent{Model: model, Tools: agent.NewTools(), Hooks: reg},
 		Auth: map[herald.Platform]gateway.PlatformAuth{
 			herald.PlatformDiscord: {AllowedUsers: []string{alice.ID}, UnauthorizedDM: gateway.DMPair, RequireMention: true},
 		},
 		ShutdownGrace: 2 * time.Second,
-	})
+	}
+	for _, mod := range mods {
+		mod(&cfg)
+	}
+	r := gateway.New(cfg)
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
 	go func() { done <- r.Run(ctx) }()

@@ -67,6 +67,11 @@ func (a *Adapter) toMessage(ctx context.Context, s *discordgo.Session, m *discor
 	if r := m.ReferencedMessage; r != nil && r.Author != nil && bot != "" && r.Author.ID == bot {
 		mentioned = true
 	}
+	// /cmd@this_bot is herald's command, and addresses it; /cmd@otherbot
+	// is left as it is (not herald's)
+	if t, own := herald.StripBotSuffix(text, a.botName.Load().(string)); own {
+		text, mentioned = t, true
+	}
 	if m.Author.Bot && a.cfg.AllowBots == "mentions" && !mentioned {
 		return herald.Message{}, false
 	}
@@ -79,6 +84,10 @@ func (a *Adapter) toMessage(ctx context.Context, s *discordgo.Session, m *discor
 		if out.ReplyTo == "" {
 			out.ReplyTo = m.ReferencedMessage.ID
 		}
+	}
+	if m.GuildID != "" && m.Member != nil {
+		// the member's roles in this guild, for allowed_roles
+		out.UserRoles = m.Member.Roles
 	}
 	out.Media = mediaOf(m, raw)
 	return out, true

@@ -73,6 +73,7 @@ func (a *Adapter) Run(ctx context.Context, sink adapters.Sink) error {
 		s.AddHandler(func(_ *discordgo.Session, r *discordgo.Ready) {
 			if r.User != nil && r.User.ID != "" {
 				a.botID.Store(r.User.ID)
+				a.botName.Store(r.User.Username)
 			}
 		})
 		s.AddHandler(func(*discordgo.Session, *discordgo.Disconnect) {
@@ -172,6 +173,7 @@ func (a *Adapter) checkToken(ctx context.Context, s *discordgo.Session) error {
 		return connectError(ctx, "check the bot token", err)
 	}
 	a.botID.Store(u.ID)
+	a.botName.Store(u.Username)
 	return nil
 }
 

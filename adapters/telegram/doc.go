@@ -28,7 +28,8 @@
 // herald.ChatGroup, channels herald.ChatChannel. In groups Mentioned is set
 // when a mention entity names the bot, a text_mention points at it, the
 // text contains its @username, or the message replies to one of its
-// messages. v5.5.1 predates forum topics, so message_thread_id,
+// messages; a command addressed to it (/cmd@its_username) arrives as /cmd
+// and counts as a mention, one for another bot is left as it is. v5.5.1 predates forum topics, so message_thread_id,
 // is_topic_message and is_forum are read from the raw update: a topic
 // message's thread becomes Source.ThreadID, and replies to that target go
 // back into the topic.

@@ -115,6 +115,12 @@ func translate(raw []byte, bot botIdentity) (id int, m herald.Message, ok bool, 
 	if src.ChatType != herald.ChatDM {
 		m.Mentioned = mentions(text, entities, bot) || (reply != nil && reply.From != nil && reply.From.ID == bot.ID)
 	}
+	// /cmd@this_bot is herald's command, and addresses it; /cmd@otherbot
+	// is left as it is (not herald's)
+	if t, own := herald.StripBotSuffix(m.Text, bot.UserName); own {
+		m.Text = t
+		m.Mentioned = src.ChatType != herald.ChatDM
+	}
 	return upd.UpdateID, m, true, nil
 }
 
