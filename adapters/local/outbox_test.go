@@ -6,6 +6,7 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -255,5 +256,25 @@ func TestOutboxMessageEvent(t *testing.T) {
 	if len(ev) != 1 || ev[0].name != "message" || json.Unmarshal([]byte(ev[0].data), &data) != nil ||
 		data.Context.ChatID != "c1" || data.Context.ID != id || data.Context.Text != "hello there" {
 		t.Fatalf("events: %+v", ev)
+	}
+}
+
+// A file's caption and reference are kept like a text message.
+func TestOutboxKeepsSentFiles(t *testing.T) {
+	dir := t.TempDir()
+	src := filepath.Join(dir, "report.txt")
+	if err := os.WriteFile(src, []byte("all green\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	a := local.New(local.Config{Token: "test-token", FilesDir: filepath.Join(dir, "files"), Outbox: openStore(t, filepath.Join(dir, "state.db"))})
+	sent, err := a.SendFile(context.Background(), herald.Target{Platform: herald.PlatformLocal, ChatID: "c"},
+		adapters.OutgoingFile{Path: src, Name: "report.txt", MIME: "text/plain", Caption: "the nightly report"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := getOutbox(t, a.Handler(nil), "", "/v1/chats/c/messages")
+	if len(p.Messages) != 1 || p.Messages[0].Text != "the nightly report" || p.Messages[0].File == nil ||
+		p.Messages[0].File.ID != sent.MessageID || p.Messages[0].File.Name != "report.txt" || p.Messages[0].File.URL != "/v1/files/"+sent.MessageID {
+		t.Fatalf("outbox after a file: %+v", p)
 	}
 }
