@@ -221,6 +221,11 @@ func (a *Adapter) SendFile(ctx context.Context, to herald.Target, f adapters.Out
 	st.mu.Unlock()
 	rp := Reply{Text: f.Caption, File: &ref}
 	if rp.ID, err = a.keep(ctx, to, rp); err != nil {
+		// not sent: the copy is not served either
+		st.mu.Lock()
+		delete(st.files, id)
+		st.mu.Unlock()
+		os.Remove(dst)
 		return adapters.Sent{}, err
 	}
 	a.deliver(to, f.Cause, rp)

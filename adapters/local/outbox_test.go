@@ -266,9 +266,13 @@ func TestOutboxKeepsSentFiles(t *testing.T) {
 	if err := os.WriteFile(src, []byte("all green\n"), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	a := local.New(local.Config{Token: "test-token", FilesDir: filepath.Join(dir, "files"), Outbox: openStore(t, filepath.Join(dir, "state.db"))})
-	sent, err := a.SendFile(context.Background(), herald.Target{Platform: herald.PlatformLocal, ChatID: "c"},
-		adapters.OutgoingFile{Path: src, Name: "report.txt", MIME: "text/plain", Caption: "the nightly report"})
+	st := openStore(t, filepath.Join(dir, "state.db"))
+	a := local.New(local.Config{Token: "test-token", FilesDir: filepath.Join(dir, "files"), Outbox: st})
+	sendFile := func() (adapters.Sent, error) {
+		return a.SendFile(context.Background(), herald.Target{Platform: herald.PlatformLocal, ChatID: "c"},
+			adapters.OutgoingFile{Path: src, Name: "report.txt", MIME: "text/plain", Caption: "the nightly report"})
+	}
+	sent, err := sendFile()
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -276,5 +280,13 @@ func TestOutboxKeepsSentFiles(t *testing.T) {
 	if len(p.Messages) != 1 || p.Messages[0].Text != "the nightly report" || p.Messages[0].File == nil ||
 		p.Messages[0].File.ID != sent.MessageID || p.Messages[0].File.Name != "report.txt" || p.Messages[0].File.URL != "/v1/files/"+sent.MessageID {
 		t.Fatalf("outbox after a file: %+v", p)
+	}
+	// a file that cannot be recorded is not sent, and its copy not kept
+	st.Close()
+	if _, err := sendFile(); err == nil {
+		t.Fatal("SendFile reported success with its store closed")
+	}
+	if copies, _ := os.ReadDir(filepath.Join(dir, "files")); len(copies) != 1 {
+		t.Fatalf("%d copies kept, want the first file's only", len(copies))
 	}
 }
