@@ -46,6 +46,13 @@ func startBootGateway(t *testing.T, srv *agenttest.Server, bootMD, extraConfig s
 			t.Fatal(err)
 		}
 	}
+	return runBootGateway(t, home)
+}
+
+// runBootGateway starts a gateway on home and waits until the local API
+// listens.
+func runBootGateway(t *testing.T, home string) *bootGW {
+	t.Helper()
 	g := &bootGW{home: home, out: newWatchBuf(), errw: newWatchBuf()}
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan int, 1)

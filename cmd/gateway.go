@@ -82,6 +82,7 @@ func (e *env) gateway(ctx context.Context, args []string) error {
 		// a little over media.max_bytes, so that the gateway's own limit
 		// message answers a file just over it
 		MaxUpload: a.cfg.Media.MaxBytes + 1<<20, FilesDir: filepath.Join(a.home, "local-files"),
+		Outbox: a.store,
 		Events: func(fn func(string, any)) func() {
 			return a.hooks.Subscribe(hooks.Subscription{Name: "local /v1/events", Attach: hooks.AttachInternal, Events: []string{"*"}, QueueSize: 8192,
 				Handler: func(ctx context.Context, ev hooks.Event) (any, error) {

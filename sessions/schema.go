@@ -120,4 +120,20 @@ CREATE TABLE inbox (
 CREATE INDEX inbox_unfinished ON inbox(received_at) WHERE finished_at IS NULL;
 CREATE INDEX inbox_finished ON inbox(finished_at) WHERE finished_at IS NOT NULL;
 `,
+	// 3: the outbox (outbox.go): what the gateway sent to a chat of a
+	// platform whose clients fetch it (the local API), kept so that a
+	// reply that comes after its request gave up is not lost.
+	// Self-contained: it only adds its own table.
+	`
+CREATE TABLE outbox (
+	id         INTEGER PRIMARY KEY AUTOINCREMENT,
+	platform   TEXT NOT NULL,
+	chat_id    TEXT NOT NULL,
+	text       TEXT NOT NULL DEFAULT '',
+	file       TEXT NOT NULL DEFAULT '',
+	created_at INTEGER NOT NULL
+);
+CREATE INDEX outbox_chat ON outbox(platform, chat_id, id);
+CREATE INDEX outbox_created ON outbox(created_at);
+`,
 }

@@ -5,8 +5,13 @@
 //	POST /v1/messages   send a message; waits (?wait= seconds, default 60,
 //	                    at most 600) for the turn it starts or joins and
 //	                    returns the replies it caused
+//	GET  /v1/chats/{chat_id}/messages
+//	                    the chat's outbox: what the gateway sent it, oldest
+//	                    first (?after=<id>, ?wait= up to MaxMessagesWait)
 //	GET  /v1/events     Server-Sent Events: every hook point as it fires,
-//	                    in the directory-hook form {"event_type","context"}
+//	                    in the directory-hook form {"event_type","context"},
+//	                    and "message" {"chat_id","id","text"} for each
+//	                    message stored in an outbox
 //	GET  /v1/files/{id} a file the gateway sent (returned with the replies
 //	                    as {"text", "file": {"id","name","mime","size","url"}})
 //	GET  /healthz       each platform's state
@@ -30,4 +35,10 @@
 // with the number of events it missed. The listener has the limits every
 // herald listener shares (adapters.HTTPLimits): header, body and idle
 // timeouts, header and body size, and a connection cap.
+//
+// With Config.Outbox set, Send and SendFile store the message before they
+// return, and fail if it cannot be stored: nothing is reported sent to a
+// local chat unless GET /v1/chats/{chat_id}/messages can return it, whether
+// or not a request was waiting for it. Outbox ids grow within a chat, and a
+// waiting GET is woken by the next message to its chat (docs/api.md).
 package local

@@ -55,7 +55,11 @@ type Config struct {
 	// MaxFileSize bounds a file the gateway sends (default
 	// DefaultMaxFileSize).
 	MaxFileSize int64
-	Log         *slog.Logger
+	// Outbox keeps every message sent to a chat for GET
+	// /v1/chats/{chat_id}/messages; nil keeps none (replies then reach
+	// only the request that caused them).
+	Outbox Outbox
+	Log    *slog.Logger
 }
 
 // Adapter is the local platform.
@@ -66,8 +70,9 @@ type Adapter struct {
 	addr atomic.Value // string
 
 	mu      sync.Mutex
-	waiters map[string]*waiter // inbound message id → replies collector
-	state   atomic.Value       // string
+	waiters map[string]*waiter       // inbound message id → replies collector
+	readers map[string]chan struct{} // chat → closed at its next outbox message
+	state   atomic.Value             // string
 	extra   map[string]http.HandlerFunc
 
 	hub *eventHub
@@ -88,6 +93,9 @@ type waiter struct {
 // Reply is one message the gateway sent: text, or a file with its
 // caption as text.
 type Reply struct {
+	// ID is the message's id in the chat's outbox (GET
+	// /v1/chats/{chat_id}/messages).
+	ID   string   `json:"id,omitempty"`
 	Text string   `json:"text"`
 	File *FileRef `json:"file,omitempty"`
 }
@@ -99,7 +107,7 @@ var (
 
 // New returns the local adapter.
 func New(cfg Config) *Adapter {
-	a := &Adapter{cfg: cfg, log: cfg.Log, waiters: map[string]*waiter{}, extra: map[string]http.HandlerFunc{}}
+	a := &Adapter{cfg: cfg, log: cfg.Log, waiters: map[string]*waiter{}, readers: map[string]chan struct{}{}, extra: map[string]http.HandlerFunc{}}
 	a.hub = newEventHub(cfg.Events, cfg.EventBuffer)
 	if a.log == nil {
 		a.log = slog.New(slog.DiscardHandler)
@@ -164,6 +172,7 @@ func (a *Adapter) Handler(sink adapters.Sink) http.Handler {
 	mux.HandleFunc("POST /v1/messages", a.auth(func(w http.ResponseWriter, r *http.Request) { a.postMessage(w, r, sink) }))
 	mux.HandleFunc("GET /v1/events", a.auth(a.hub.serve))
 	mux.HandleFunc("GET /v1/files/{id}", a.auth(a.getFile))
+	mux.HandleFunc("GET /v1/chats/{chat_id}/messages", a.auth(a.getMessages))
 	mux.HandleFunc("GET /healthz", a.healthz)
 	mux.HandleFunc("GET /{$}", a.page)
 	a.mu.Lock()
@@ -410,11 +419,22 @@ func (a *Adapter) release(id string, wt *waiter) {
 	}
 }
 
-// Send records a reply for the request that caused it, if that request
-// came from the chat the reply goes to.
+// Send stores the message in the chat's outbox, and hands it to the
+// request that caused it if that request came from the chat and still
+// waits. It fails, and the message counts as not sent, if it cannot be
+// stored.
 func (a *Adapter) Send(ctx context.Context, to herald.Target, m adapters.Outgoing) (adapters.Sent, error) {
-	id := "r" + strconv.FormatInt(a.seq.Add(1), 10)
-	a.deliver(to, m.Cause, Reply{Text: m.Text})
+	rp := Reply{Text: m.Text}
+	id, err := a.keep(ctx, to, rp)
+	if err != nil {
+		return adapters.Sent{}, err
+	}
+	if id == "" {
+		id = "r" + strconv.FormatInt(a.seq.Add(1), 10)
+	} else {
+		rp.ID = id
+	}
+	a.deliver(to, m.Cause, rp)
 	return adapters.Sent{MessageID: id}, nil
 }
 

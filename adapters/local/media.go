@@ -219,7 +219,16 @@ func (a *Adapter) SendFile(ctx context.Context, to herald.Target, f adapters.Out
 	}
 	st.files[id] = sentFile{FileRef: ref, chat: to.ChatID, path: dst, at: time.Now()}
 	st.mu.Unlock()
-	a.deliver(to, f.Cause, Reply{Text: f.Caption, File: &ref})
+	rp := Reply{Text: f.Caption, File: &ref}
+	if rp.ID, err = a.keep(ctx, to, rp); err != nil {
+		// not sent: the copy is not served either
+		st.mu.Lock()
+		delete(st.files, id)
+		st.mu.Unlock()
+		os.Remove(dst)
+		return adapters.Sent{}, err
+	}
+	a.deliver(to, f.Cause, rp)
 	return adapters.Sent{MessageID: id}, nil
 }
 

@@ -61,7 +61,7 @@ func Start(t *testing.T, o Options) *Gateway {
 	if o.Local != nil {
 		auth = *o.Local
 	}
-	loc := local.New(local.Config{Listen: "127.0.0.1:0", Token: "test-token"})
+	loc := local.New(local.Config{Listen: "127.0.0.1:0", Token: "test-token", Outbox: st})
 	r := gateway.New(gateway.Config{
 		Adapters: []adapters.Adapter{loc}, Store: st, Hooks: reg,
 		Agent: &agent.Agent{Model: model, Tools: agent.NewTools(), Hooks: reg, ModelName: "echo"},
