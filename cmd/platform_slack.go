@@ -37,6 +37,7 @@ func buildSlack(a *app) (adapters.Adapter, bool, error) {
 		Mode:          sc.Mode,
 		EventsListen:  sc.EventsListen,
 		HomeChannel:   sc.HomeChannel,
+		Threads:       a.store,
 		Log:           a.log.With("platform", "slack"),
 		Redactor:      a.redactor,
 	}), true, nil

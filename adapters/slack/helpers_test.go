@@ -63,13 +63,20 @@ func (s chanSink) next(t *testing.T) herald.Message {
 	}
 }
 
-// run runs the adapter until the test ends and returns its error channel.
-func run(t *testing.T, ad *slack.Adapter, sink adapters.Sink) <-chan error {
+// run runs the adapter until the test ends.
+func run(t *testing.T, ad *slack.Adapter, sink adapters.Sink) {
+	t.Helper()
+	t.Cleanup(runUntil(t, ad, sink))
+}
+
+// runUntil runs the adapter until stop is called; stop waits for Run to
+// return and checks it returned nil.
+func runUntil(t *testing.T, ad *slack.Adapter, sink adapters.Sink) (stop func()) {
 	t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
 	go func() { done <- ad.Run(ctx, sink) }()
-	t.Cleanup(func() {
+	return func() {
 		cancel()
 		select {
 		case err := <-done:
@@ -79,8 +86,7 @@ func run(t *testing.T, ad *slack.Adapter, sink adapters.Sink) <-chan error {
 		case <-time.After(wait):
 			t.Error("Run did not return after cancel")
 		}
-	})
-	return done
+	}
 }
 
 // runEvents runs the adapter in Events API mode on a free port until the

@@ -74,8 +74,17 @@ type Config struct {
 	// PingInterval is how long Socket Mode waits for a server ping before
 	// it reconnects (slack-go's default, 30 s, when zero).
 	PingInterval time.Duration
-	Log          *slog.Logger
-	Redactor     *herald.Redactor
+	// Threads keeps the threads the bot takes part in across restarts
+	// (the gateway's state.db); nil keeps them in memory only.
+	Threads ThreadStore
+	// ThreadTTL is how long after the bot's last post in a thread a reply
+	// there still counts as addressed to it (default DefaultThreadTTL);
+	// MaxThreads bounds how many threads are remembered (default
+	// DefaultMaxThreads).
+	ThreadTTL  time.Duration
+	MaxThreads int
+	Log        *slog.Logger
+	Redactor   *herald.Redactor
 }
 
 // Adapter is the Slack platform.
@@ -90,7 +99,7 @@ type Adapter struct {
 	mu      sync.Mutex
 	health  string
 	botUser string            // the bot's user id, from auth.test
-	threads *boundedSet       // threads the bot took part in
+	threads *threadSet        // threads the bot took part in
 	edits   map[string]string // channel/ts → last text, for skipping identical edits
 	editQ   []string
 }
@@ -138,7 +147,14 @@ func New(cfg Config) *Adapter {
 	if cfg.FetchLimit <= 0 {
 		cfg.FetchLimit = MaxFileSize
 	}
-	a := &Adapter{cfg: cfg, log: cfg.Log, health: "starting", threads: newBoundedSet(10000), edits: map[string]string{}}
+	if cfg.ThreadTTL <= 0 {
+		cfg.ThreadTTL = DefaultThreadTTL
+	}
+	if cfg.MaxThreads <= 0 {
+		cfg.MaxThreads = DefaultMaxThreads
+	}
+	a := &Adapter{cfg: cfg, log: cfg.Log, health: "starting", edits: map[string]string{}}
+	a.threads = newThreadSet(cfg.Threads, cfg.ThreadTTL, cfg.MaxThreads, cfg.Log)
 	opts := []slackapi.Option{
 		slackapi.OptionAPIURL(cfg.APIURL),
 		slackapi.OptionHTTPClient(cfg.HTTPClient),
@@ -222,6 +238,11 @@ func (a *Adapter) Run(ctx context.Context, sink adapters.Sink) error {
 	a.botUser = auth.UserID
 	a.mu.Unlock()
 	a.log.Info("slack bot authenticated", "user_id", auth.UserID, "team_id", auth.TeamID, "mode", a.cfg.Mode)
+	if err := a.threads.load(ctx); err != nil {
+		// follow-ups in older threads then need a mention again; the
+		// adapter itself works
+		a.log.Warn("could not read the slack threads herald took part in", "err", err)
+	}
 
 	if a.cfg.Mode == ModeEvents {
 		return a.runEvents(ctx, sink)
