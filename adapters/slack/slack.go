@@ -100,6 +100,7 @@ type Adapter struct {
 	health  string
 	botUser string            // the bot's user id, from auth.test
 	threads *threadSet        // threads the bot took part in
+	seen    *boundedSet       // threads whose earlier messages this process knows
 	edits   map[string]string // channel/ts → last text, for skipping identical edits
 	editQ   []string
 }
@@ -155,6 +156,7 @@ func New(cfg Config) *Adapter {
 	}
 	a := &Adapter{cfg: cfg, log: cfg.Log, health: "starting", edits: map[string]string{}}
 	a.threads = newThreadSet(cfg.Threads, cfg.ThreadTTL, cfg.MaxThreads, cfg.Log)
+	a.seen = newBoundedSet(cfg.MaxThreads)
 	opts := []slackapi.Option{
 		slackapi.OptionAPIURL(cfg.APIURL),
 		slackapi.OptionHTTPClient(cfg.HTTPClient),
@@ -371,6 +373,7 @@ func (a *Adapter) handle(ctx context.Context, sink adapters.Sink, ev slackevents
 	if !ok {
 		return true
 	}
+	a.withThreadContext(ctx, &m)
 	return !adapters.Refused(sink.Receive(ctx, m))
 }
 

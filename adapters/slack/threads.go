@@ -40,6 +40,14 @@ const threadKeyPrefix = "slack.thread/"
 // most, however busy the thread.
 const threadRefresh = time.Hour
 
+// joined records that the bot posts in a thread: the thread is one it
+// takes part in, and this process knows what was said there.
+func (a *Adapter) joined(ctx context.Context, channel, thread string) {
+	k := channel + "/" + thread
+	a.seen.add(k)
+	a.threads.add(ctx, k)
+}
+
 // threadSet is the bot's thread membership: channel/ts → last activity.
 type threadSet struct {
 	store ThreadStore // may be nil: memory only
@@ -165,4 +173,37 @@ func (s *threadSet) load(ctx context.Context) error {
 	s.forget(ctx, stale)
 	s.log.Debug("slack threads loaded", "threads", n, "expired", len(stale))
 	return nil
+}
+
+// boundedSet remembers up to n strings, forgetting the oldest first.
+type boundedSet struct {
+	mu   sync.Mutex
+	seen map[string]struct{}
+	ring []string
+	next int
+}
+
+func newBoundedSet(n int) *boundedSet {
+	return &boundedSet{seen: make(map[string]struct{}, n), ring: make([]string, n)}
+}
+
+func (b *boundedSet) add(k string) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if _, ok := b.seen[k]; ok {
+		return
+	}
+	if old := b.ring[b.next]; old != "" {
+		delete(b.seen, old)
+	}
+	b.ring[b.next] = k
+	b.next = (b.next + 1) % len(b.ring)
+	b.seen[k] = struct{}{}
+}
+
+func (b *boundedSet) has(k string) bool {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	_, ok := b.seen[k]
+	return ok
 }

@@ -111,6 +111,11 @@ type Server struct {
 	fileReqs    []FileRequest
 	uploading   map[string]*pendingUpload
 	uploads     []Upload
+	// conversations.go
+	history       map[string][]Message
+	statuses      []StatusCall
+	reactions     map[string][]string // channel/ts → names
+	reactionCalls []ReactionCall
 }
 
 // New starts a fake Slack. Close it when done.
@@ -288,6 +293,9 @@ func (s *Server) serveAPI(w http.ResponseWriter, r *http.Request) {
 			p.TS = s.nextTS()
 		}
 		s.posts = append(s.posts, p)
+		if method == "chat.postMessage" {
+			s.recordLocked(Message{Channel: ch, TS: p.TS, ThreadTS: p.ThreadTS, User: s.opts.BotUserID, BotID: s.opts.BotID, Text: p.Text})
+		}
 		s.notify()
 		s.mu.Unlock()
 		msg := apiResp{"type": "message", "user": s.opts.BotUserID, "bot_id": s.opts.BotID, "text": p.Text, "ts": p.TS}
@@ -295,6 +303,12 @@ func (s *Server) serveAPI(w http.ResponseWriter, r *http.Request) {
 			msg["thread_ts"] = p.ThreadTS
 		}
 		writeJSON(w, 200, apiResp{"ok": true, "channel": ch, "ts": p.TS, "text": p.Text, "message": msg})
+	case "conversations.replies":
+		s.replies(w, r)
+	case "assistant.threads.setStatus":
+		s.setStatus(w, r)
+	case "reactions.add", "reactions.remove":
+		s.react(w, r, method)
 	case "files.info":
 		s.fileInfo(w, r)
 	case "files.getUploadURLExternal":
