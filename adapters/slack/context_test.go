@@ -13,10 +13,8 @@ import (
 // thread's earlier messages along, bounded in count and size, newest
 // kept; a failed read leaves the message without them.
 func TestMidThreadMentionGetsThreadContext(t *testing.T) {
-	srv := newFake(t)
-	ad := newAdapter(srv)
 	sink := make(chanSink, 8)
-	run(t, ad, sink)
+	srv, _ := startAdapter(t, sink)
 
 	parent := srv.AddMessage("C7", "", "U1", "our release plan")
 	for i := range 50 {

@@ -41,6 +41,16 @@ func newAdapter(srv *slacktest.Server, mods ...func(*slack.Config)) *slack.Adapt
 	return slack.New(cfg)
 }
 
+// startAdapter runs an adapter in Socket Mode on a new fake until the
+// test ends, handing its messages to sink.
+func startAdapter(t *testing.T, sink adapters.Sink, mods ...func(*slack.Config)) (*slacktest.Server, *slack.Adapter) {
+	t.Helper()
+	srv := newFake(t)
+	ad := newAdapter(srv, mods...)
+	run(t, ad, sink)
+	return srv, ad
+}
+
 // chanSink is a Sink that hands every message to a channel.
 type chanSink chan herald.Message
 

@@ -83,8 +83,12 @@ type Config struct {
 	// DefaultMaxThreads).
 	ThreadTTL  time.Duration
 	MaxThreads int
-	Log        *slog.Logger
-	Redactor   *herald.Redactor
+	// Reactions shows processing reactions on the messages herald
+	// answers: :eyes: while it works, then :white_check_mark: or :x:
+	// (platforms.slack.reactions).
+	Reactions bool
+	Log       *slog.Logger
+	Redactor  *herald.Redactor
 }
 
 // Adapter is the Slack platform.
@@ -98,9 +102,10 @@ type Adapter struct {
 
 	mu      sync.Mutex
 	health  string
-	botUser string            // the bot's user id, from auth.test
-	threads *threadSet        // threads the bot took part in
-	seen    *boundedSet       // threads whose earlier messages this process knows
+	botUser string      // the bot's user id, from auth.test
+	threads *threadSet  // threads the bot took part in
+	seen    *boundedSet // threads whose earlier messages this process knows
+	fb      feedback
 	edits   map[string]string // channel/ts → last text, for skipping identical edits
 	editQ   []string
 }
@@ -112,6 +117,7 @@ var (
 	_ adapters.HomeChanneler = (*Adapter)(nil)
 	_ adapters.Fetcher       = (*Adapter)(nil)
 	_ adapters.FileSender    = (*Adapter)(nil)
+	_ adapters.Typer         = (*Adapter)(nil)
 )
 
 // New builds the adapter; nothing connects until Run.
@@ -157,6 +163,7 @@ func New(cfg Config) *Adapter {
 	a := &Adapter{cfg: cfg, log: cfg.Log, health: "starting", edits: map[string]string{}}
 	a.threads = newThreadSet(cfg.Threads, cfg.ThreadTTL, cfg.MaxThreads, cfg.Log)
 	a.seen = newBoundedSet(cfg.MaxThreads)
+	a.fb.inflight = map[string][]*working{}
 	opts := []slackapi.Option{
 		slackapi.OptionAPIURL(cfg.APIURL),
 		slackapi.OptionHTTPClient(cfg.HTTPClient),
@@ -213,6 +220,10 @@ func (a *Adapter) fail(err error) error {
 // (learning the bot's user id), then serves Socket Mode or the Events API
 // until ctx ends.
 func (a *Adapter) Run(ctx context.Context, sink adapters.Sink) error {
+	// the feedback of messages in work is taken down before Run returns
+	defer a.fb.wg.Wait()
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
 	if a.cfg.BotToken == "" {
 		return a.fail(&adapters.FatalError{Msg: "slack: no bot token: set SLACK_BOT_TOKEN (or platforms.slack.bot_token)"})
 	}
@@ -374,7 +385,12 @@ func (a *Adapter) handle(ctx context.Context, sink adapters.Sink, ev slackevents
 		return true
 	}
 	a.withThreadContext(ctx, &m)
-	return !adapters.Refused(sink.Receive(ctx, m))
+	r := sink.Receive(ctx, m)
+	if adapters.Refused(r) {
+		return false
+	}
+	a.track(ctx, m, r)
+	return true
 }
 
 // libLogger sends slack-go's log lines to slog at debug level, redacted.

@@ -21,7 +21,7 @@ func TestGatewayThreadFollowUpAfterRestart(t *testing.T) {
 
 	_, stop := startGatewayAt(t, path, srv, model)
 	in := srv.Mention("C1", "U1", "help me with the deploy")
-	if _, err := srv.WaitPosts(ctxT(t), 1); err != nil {
+	if _, err := srv.WaitMessages(ctxT(t), 1); err != nil {
 		stop()
 		t.Fatal(err)
 	}
@@ -31,7 +31,7 @@ func TestGatewayThreadFollowUpAfterRestart(t *testing.T) {
 	_, stop = startGatewayAt(t, path, srv, model)
 	t.Cleanup(stop)
 	srv.ThreadReply("C1", in.TS, "U1", "any idea why?")
-	posts, err := srv.WaitPosts(ctxT(t), 2)
+	posts, err := srv.WaitMessages(ctxT(t), 2)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -61,7 +61,7 @@ func TestGatewayThreadFollowUpAfterRestart(t *testing.T) {
 	}
 	// the thread is known now: a further follow-up reads no history
 	srv.ThreadReply("C1", in.TS, "U1", "thanks")
-	if _, err := srv.WaitPosts(ctxT(t), 3); err != nil {
+	if _, err := srv.WaitMessages(ctxT(t), 3); err != nil {
 		t.Fatal(err)
 	}
 	if n := srv.Calls("conversations.replies"); n != 1 {

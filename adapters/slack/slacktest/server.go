@@ -358,6 +358,24 @@ func (s *Server) WaitPosts(ctx context.Context, n int) ([]Post, error) {
 	return s.Posts(), err
 }
 
+// WaitMessages waits until the bot has posted at least n messages
+// (chat.postMessage; edits not counted) and returns them.
+func (s *Server) WaitMessages(ctx context.Context, n int) ([]Post, error) {
+	count := func() []Post {
+		var out []Post
+		for _, p := range s.posts {
+			if p.Method == "chat.postMessage" {
+				out = append(out, p)
+			}
+		}
+		return out
+	}
+	err := s.wait(ctx, fmt.Sprintf("%d messages", n), func() bool { return len(count()) >= n })
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return count(), err
+}
+
 // --- Socket Mode ---
 
 var upgrader = websocket.Upgrader{
