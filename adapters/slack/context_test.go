@@ -57,3 +57,28 @@ func TestMidThreadMentionGetsThreadContext(t *testing.T) {
 		t.Errorf("unaddressed thread reply read the thread: %+v", m)
 	}
 }
+
+// A long thread is read page by page, at most 1,000 messages; what came
+// after the bot's last post is what the model gets.
+func TestThreadContextPagesAndBotPosts(t *testing.T) {
+	sink := make(chanSink, 8)
+	srv, _ := startAdapter(t, sink)
+	parent := srv.AddMessage("C8", "", "U1", "long thread")
+	for i := range 450 {
+		user := "U2"
+		if i == 440 {
+			user = slacktest.DefaultBotUserID // the bot's last post
+		}
+		srv.AddMessage("C8", parent, user, fmt.Sprintf("msg %03d", i))
+	}
+	srv.Inject(srv.MessageEvent("C8", "channel", "U3", "<@"+slacktest.DefaultBotUserID+"> and now?", parent))
+	ctx := sink.next(t).ThreadContext
+	if n := srv.Calls("conversations.replies"); n != 3 {
+		t.Errorf("conversations.replies called %d times for 451 messages, want 3 pages of 200", n)
+	}
+	lines := strings.Split(ctx, "\n")
+	if len(lines) != 11 || lines[1] != "U2: msg 441" || lines[9] != "U2: msg 449" {
+		t.Errorf("thread context after the bot's last post (%d lines):\n%s", len(lines), ctx)
+	}
+}
+
