@@ -81,4 +81,3 @@ func TestThreadContextPagesAndBotPosts(t *testing.T) {
 		t.Errorf("thread context after the bot's last post (%d lines):\n%s", len(lines), ctx)
 	}
 }
-

@@ -42,9 +42,9 @@ var unavailable = map[string]bool{
 
 // working is one taken message the gateway has not finished with.
 type working struct {
-	channel, thread, ts string // thread is the Source's ThreadID
-	receipt             *adapters.Receipt
-	started             bool // a turn began on it (Typing was called)
+	channel, thread, ts string            // thread is the Source's ThreadID
+	receipt             *adapters.Receipt // nil until the gateway took it
+	started             bool              // a turn began on it (Typing was called)
 	statusAt            time.Time
 	reaction            string // the reaction herald put on it, if any
 	done                bool
@@ -59,22 +59,46 @@ type feedback struct {
 	wg          sync.WaitGroup // one waiter per message in work
 }
 
-// track follows a message the gateway took until its receipt resolves or
-// ctx ends, then takes its feedback down.
-func (a *Adapter) track(ctx context.Context, m herald.Message, r *adapters.Receipt) {
-	if r == nil {
-		return
-	}
-	select {
-	case <-r.Done():
-		return // skipped, or answered at once: nothing to show
-	default:
-	}
-	w := &working{channel: m.Source.ChatID, thread: m.Source.ThreadID, ts: m.ID, receipt: r}
-	key := w.channel + "/" + w.thread
+// begin registers a message about to be handed to the gateway, so that a
+// turn starting before Receive returns finds it.
+func (a *Adapter) begin(m herald.Message) *working {
+	w := &working{channel: m.Source.ChatID, thread: m.Source.ThreadID, ts: m.ID}
 	f := &a.fb
 	f.mu.Lock()
-	f.inflight[key] = append(f.inflight[key], w)
+	f.inflight[w.key()] = append(f.inflight[w.key()], w)
+	f.mu.Unlock()
+	return w
+}
+
+func (w *working) key() string { return w.channel + "/" + w.thread }
+
+// drop forgets a message; it reports whether w had feedback to take down.
+func (a *Adapter) drop(w *working) (shown bool) {
+	f := &a.fb
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	q := f.inflight[w.key()]
+	for i, x := range q {
+		if x == w {
+			q = append(q[:i:i], q[i+1:]...)
+			break
+		}
+	}
+	if len(q) == 0 {
+		delete(f.inflight, w.key())
+	} else {
+		f.inflight[w.key()] = q
+	}
+	w.done = true
+	return w.started
+}
+
+// track follows a message the gateway took until its receipt resolves or
+// ctx ends, then takes its feedback down.
+func (a *Adapter) track(ctx context.Context, w *working, r *adapters.Receipt) {
+	f := &a.fb
+	f.mu.Lock()
+	w.receipt = r
 	f.mu.Unlock()
 	f.wg.Add(1)
 	go func() {
@@ -85,21 +109,9 @@ func (a *Adapter) track(ctx context.Context, m herald.Message, r *adapters.Recei
 			out = r.Outcome()
 		case <-ctx.Done():
 		}
-		f.mu.Lock()
-		q := f.inflight[key]
-		for i, x := range q {
-			if x == w {
-				q = append(q[:i:i], q[i+1:]...)
-				break
-			}
+		if !a.drop(w) {
+			return // no turn ran on it: nothing was shown
 		}
-		if len(q) == 0 {
-			delete(f.inflight, key)
-		} else {
-			f.inflight[key] = q
-		}
-		w.done = true
-		f.mu.Unlock()
 		fctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), feedbackTimeout)
 		defer cancel()
 		a.finish(fctx, w, out)
@@ -117,10 +129,12 @@ func (a *Adapter) Typing(ctx context.Context, to herald.Target) error {
 	for _, x := range f.inflight[to.ChatID+"/"+to.ThreadID] {
 		// a message resolved a moment ago (folded into the next one) may
 		// not be out of the list yet
-		select {
-		case <-x.receipt.Done():
-			continue
-		default:
+		if x.receipt != nil {
+			select {
+			case <-x.receipt.Done():
+				continue
+			default:
+			}
 		}
 		w = x
 		break

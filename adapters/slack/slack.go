@@ -385,11 +385,13 @@ func (a *Adapter) handle(ctx context.Context, sink adapters.Sink, ev slackevents
 		return true
 	}
 	a.withThreadContext(ctx, &m)
+	w := a.begin(m)
 	r := sink.Receive(ctx, m)
-	if adapters.Refused(r) {
-		return false
+	if r == nil || adapters.Refused(r) {
+		a.drop(w)
+		return !adapters.Refused(r)
 	}
-	a.track(ctx, m, r)
+	a.track(ctx, w, r)
 	return true
 }
 

@@ -41,8 +41,12 @@ func TestThreadMembershipSurvivesRestart(t *testing.T) {
 	if err := srv.WaitConnected(ctx, 1); err != nil {
 		t.Fatal(err)
 	}
-	srv.Mention("C5", "U1", "start")
+	in := srv.Mention("C5", "U1", "start")
 	m := sink.next(t)
+	// acknowledged before the restart, or the fake sends it again
+	if err := srv.WaitAcked(ctx, in.EnvelopeID); err != nil {
+		t.Fatal(err)
+	}
 	if _, err := first.Send(ctx, m.Source.Target(), adapters.Outgoing{Text: "in the thread"}); err != nil {
 		t.Fatal(err)
 	}
