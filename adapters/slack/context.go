@@ -90,6 +90,13 @@ func (a *Adapter) threadContext(ctx context.Context, channel, thread, current st
 		}
 		params.Cursor = cursor
 	}
+	return formatContext(msgs, thread, bot), nil
+}
+
+// formatContext is the model's text for a thread's earlier messages:
+// the newest contextMessages of them, within contextRunes of text, oldest
+// first, between a header and an end line; "" when none has text.
+func formatContext(msgs []slackapi.Message, thread, bot string) string {
 	var lines []string
 	budget := contextRunes
 	for i := len(msgs) - 1; i >= 0 && len(lines) < contextMessages && budget > 0; i-- {
@@ -104,17 +111,23 @@ func (a *Adapter) threadContext(ctx context.Context, channel, thread, current st
 		lines = append(lines, line)
 	}
 	if len(lines) == 0 {
-		return "", nil
+		return ""
 	}
 	var b strings.Builder
-	b.WriteString("[Earlier messages in this Slack thread, not in your conversation history (oldest first):]\n")
+	b.WriteString(contextHeader + "\n")
 	for i := len(lines) - 1; i >= 0; i-- {
 		b.WriteString(lines[i])
 		b.WriteByte('\n')
 	}
-	b.WriteString("[End of the earlier thread messages]")
-	return b.String(), nil
+	b.WriteString(contextEnd)
+	return b.String()
 }
+
+// The lines around a thread's earlier messages.
+const (
+	contextHeader = "[Earlier messages in this Slack thread, not in your conversation history (oldest first):]"
+	contextEnd    = "[End of the earlier thread messages]"
+)
 
 // contextLine is one earlier message as "<user>: <text>", the thread's
 // first message marked; "" for a message with neither text nor files.
