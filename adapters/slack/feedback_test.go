@@ -167,7 +167,9 @@ func TestGatewayStatusWhileTurnRuns(t *testing.T) {
 	llm := agenttest.New(t)
 	llm.Default = agenttest.Reply{Func: func(*agenttest.Request) agenttest.Reply {
 		// answer only once the status shows
-		if _, err := srv.WaitStatuses(context.Background(), 1); err != nil {
+		ctx, cancel := context.WithTimeout(context.Background(), wait)
+		defer cancel()
+		if _, err := srv.WaitStatuses(ctx, 1); err != nil {
 			return agenttest.Reply{Status: 500}
 		}
 		return agenttest.Reply{Content: "done thinking"}
@@ -183,5 +185,36 @@ func TestGatewayStatusWhileTurnRuns(t *testing.T) {
 	}
 	if got[0].Status != slack.StatusText || got[0].ThreadTS != in.TS || got[len(got)-1].Status != "" {
 		t.Errorf("statuses = %+v, want set on %s then cleared", got, in.TS)
+	}
+}
+
+// Through the gateway, for an app without statuses: :eyes: on the
+// message while the model works, gone once the answer is posted.
+func TestGatewayReactionWithoutStatus(t *testing.T) {
+	srv := newFake(t)
+	srv.FailNext("assistant.threads.setStatus", 1, slacktest.Failure{Error: "not_allowed"})
+	llm := agenttest.New(t)
+	llm.Default = agenttest.Reply{Func: func(*agenttest.Request) agenttest.Reply {
+		ctx, cancel := context.WithTimeout(context.Background(), wait)
+		defer cancel()
+		if _, err := srv.WaitReactionCalls(ctx, 1); err != nil {
+			return agenttest.Reply{Status: 500}
+		}
+		return agenttest.Reply{Content: "done"}
+	}}
+	startGateway(t, srv, agent.NewOpenAI(llm.BaseURL(), "sk-test", nil))
+	in := srv.Mention("C4", "U1", "look")
+	if _, err := srv.WaitMessages(ctxT(t), 1); err != nil {
+		t.Fatal(err)
+	}
+	calls, err := srv.WaitReactionCalls(ctxT(t), 2)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if calls[0].Method != "reactions.add" || calls[0].TS != in.TS || calls[0].Name != slack.WorkingReaction || calls[1].Method != "reactions.remove" {
+		t.Errorf("reactions calls = %+v, want :eyes: added on %s then removed", calls, in.TS)
+	}
+	if got := srv.Reactions("C4", in.TS); len(got) != 0 {
+		t.Errorf("reactions left on the message: %v", got)
 	}
 }
