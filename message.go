@@ -111,6 +111,11 @@ type Message struct {
 	ReplyTo     string  `json:"reply_to_message_id,omitempty"`
 	ReplyToText string  `json:"reply_to_text,omitempty"`
 	Media       []Media `json:"media,omitempty"`
+	// ThreadContext is what was said in the message's thread before it
+	// and is not in the conversation's history (a thread the bot joins
+	// late, or messages it missed while down), as text for the model; the
+	// gateway puts it before the message's text in the prompt.
+	ThreadContext string `json:"thread_context,omitempty"`
 	// Internal marks messages the gateway made itself (cron deliveries,
 	// BOOT.md, system notices): they skip hooks and auth.
 	Internal bool `json:"internal"`

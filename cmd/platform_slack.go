@@ -37,6 +37,8 @@ func buildSlack(a *app) (adapters.Adapter, bool, error) {
 		Mode:          sc.Mode,
 		EventsListen:  sc.EventsListen,
 		HomeChannel:   sc.HomeChannel,
+		Threads:       a.store,
+		Reactions:     config.On(sc.Reactions, false),
 		Log:           a.log.With("platform", "slack"),
 		Redactor:      a.redactor,
 	}), true, nil

@@ -233,6 +233,10 @@ type Slack struct {
 	// Mode is socket (Socket Mode) or events (Events API over HTTP).
 	Mode         string `yaml:"mode"`
 	EventsListen string `yaml:"events_listen"`
+	// Reactions shows processing reactions on the messages herald
+	// answers: :eyes: while it works, then :white_check_mark: or :x:
+	// (default off).
+	Reactions *bool `yaml:"reactions"`
 }
 
 // Agent settings.

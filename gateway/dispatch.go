@@ -407,6 +407,9 @@ func (r *Runner) turnLoop(c *chat, j *job, ctx context.Context, cancel context.C
 			c.queue = c.queue[1:]
 			next.msg.Text = j.msg.Text + "\n" + next.msg.Text
 			next.msg.Media = append(append([]herald.Media(nil), j.msg.Media...), next.msg.Media...)
+			if next.msg.ThreadContext == "" {
+				next.msg.ThreadContext = j.msg.ThreadContext
+			}
 			folded = append(folded, j)
 			j = next
 		}
@@ -500,8 +503,13 @@ func (r *Runner) turn(ctx context.Context, c *chat, j *job) {
 	if st != nil {
 		opts.Stream = st.update
 	}
+	prompt := in.prompt
+	if m.ThreadContext != "" {
+		// what the thread said before, which the history lacks (an adapter's)
+		prompt = m.ThreadContext + "\n\n" + prompt
+	}
 	stopTyping := r.typing(ctx, src)
-	res, runErr := r.runAgent(ctx, in.prompt, opts)
+	res, runErr := r.runAgent(ctx, prompt, opts)
 	stopTyping()
 	if st != nil {
 		st.stop()

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"net/url"
+	"strings"
 	"sync"
 	"time"
 
@@ -39,6 +40,8 @@ var ErrClosed = errors.New("sessions: store closed")
 // maxBatch bounds how many writes share one transaction.
 const maxBatch = 512
 
+var uriPath = strings.NewReplacer("%", "%25", "?", "%3f", "#", "%23")
+
 // Open opens (creating if needed) the database at path and migrates it.
 func Open(path string) (*Store, error) {
 	dsn := func(extra string) string {
@@ -48,7 +51,10 @@ func Open(path string) (*Store, error) {
 		q.Add("_pragma", "synchronous(NORMAL)")
 		q.Add("_pragma", "foreign_keys(ON)")
 		q.Add("_txlock", "immediate")
-		return "file:" + path + "?" + q.Encode() + extra
+		// a URI filename: SQLite reads ? and # in it as delimiters and
+		// decodes %HH, so a path holding them (t.TempDir's "name#01")
+		// would open another file
+		return "file:" + uriPath.Replace(path) + "?" + q.Encode() + extra
 	}
 	wdb, err := sql.Open("sqlite", dsn(""))
 	if err != nil {

@@ -36,6 +36,21 @@
 // the Sink took it, 503 when it refused it (Slack retries); bad or stale
 // signatures get 401.
 //
+// Threads: the threads the bot posted in are remembered (Config.Threads,
+// state.db's kv table, so across restarts; expiring after ThreadTTL,
+// bounded by MaxThreads), and a reply in one counts as a mention. A
+// message addressed to the bot in a thread this process has not seen
+// carries the thread's earlier messages, those after the bot's last post
+// there, bounded, in ThreadContext (read with conversations.replies before
+// the event is acknowledged, within 2 s; a failed read only loses them).
+//
+// Feedback: Typing (called by the gateway while a turn runs) sets the
+// thread's status with assistant.threads.setStatus on the oldest message
+// in work in that chat and thread, or, when the app cannot (remembered),
+// puts :eyes: on the message; both are taken down when the message's
+// Receipt resolves. Config.Reactions adds :eyes: while a turn runs and
+// :white_check_mark: or :x: after it. Run waits for this clean-up.
+//
 // Outbound: chat.postMessage in mrkdwn (Markdown is converted), plain text
 // with mrkdwn=false when Outgoing.Plain is set; chat.update for edits,
 // skipping an edit that would not change the text. Errors map to the

@@ -37,10 +37,21 @@ func (m fixedModel) Complete(ctx context.Context, req openai.ChatCompletionReque
 	}}}, nil
 }
 
-// startGateway runs a gateway whose only platform is slack on srv.
+// startGateway runs a gateway whose only platform is slack on srv, with
+// a new state.db, until the test ends.
 func startGateway(t *testing.T, srv *slacktest.Server, model agent.Model, mods ...func(*gateway.Config)) *slack.Adapter {
 	t.Helper()
-	st, err := sessions.Open(filepath.Join(t.TempDir(), "state.db"))
+	ad, stop := startGatewayAt(t, filepath.Join(t.TempDir(), "state.db"), srv, model, mods...)
+	t.Cleanup(stop)
+	return ad
+}
+
+// startGatewayAt runs a gateway on the state.db at path (the adapter keeps
+// its threads there too, as herald wires it) until stop is called, which
+// waits for it and closes the store.
+func startGatewayAt(t *testing.T, path string, srv *slacktest.Server, model agent.Model, mods ...func(*gateway.Config)) (ad *slack.Adapter, stop func()) {
+	t.Helper()
+	st, err := sessions.Open(path)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -50,7 +61,7 @@ func startGateway(t *testing.T, srv *slacktest.Server, model agent.Model, mods .
 	}
 	reg := hooks.NewRegistry(nil)
 	red := herald.NewRedactor()
-	ad := newAdapter(srv, func(c *slack.Config) { c.Redactor = red })
+	ad = newAdapter(srv, func(c *slack.Config) { c.Redactor = red; c.Threads = st })
 	cfg := gateway.Config{
 		Adapters: []adapters.Adapter{ad}, Store: st, Hooks: reg, Redactor: red, Log: log,
 		Agent: &agent.Agent{Model: model, Tools: agent.NewTools(), Hooks: reg, Redactor: red, Log: log},
@@ -66,9 +77,10 @@ func startGateway(t *testing.T, srv *slacktest.Server, model agent.Model, mods .
 	r := gateway.New(cfg)
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
+	before := srv.Connections()
 	go func() { done <- r.Run(ctx) }()
 	var once sync.Once
-	t.Cleanup(func() {
+	stop = func() {
 		once.Do(func() {
 			cancel()
 			select {
@@ -81,11 +93,12 @@ func startGateway(t *testing.T, srv *slacktest.Server, model agent.Model, mods .
 			}
 			st.Close()
 		})
-	})
-	if err := srv.WaitConnected(ctxT(t), 1); err != nil {
+	}
+	if err := srv.WaitConnected(ctxT(t), before+1); err != nil {
+		stop()
 		t.Fatal(err)
 	}
-	return ad
+	return ad, stop
 }
 
 func TestGatewayDMEcho(t *testing.T) {

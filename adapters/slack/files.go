@@ -341,7 +341,7 @@ func (a *Adapter) SendFile(ctx context.Context, to herald.Target, f adapters.Out
 		params.InitialComment = toMrkdwn(f.Caption)
 	}
 	if thread != "" {
-		a.threads.add(channel + "/" + thread)
+		a.joined(ctx, channel, thread)
 	}
 	sum, err := a.api.UploadFileContext(ctx, params)
 	if err != nil {

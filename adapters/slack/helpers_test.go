@@ -41,6 +41,16 @@ func newAdapter(srv *slacktest.Server, mods ...func(*slack.Config)) *slack.Adapt
 	return slack.New(cfg)
 }
 
+// startAdapter runs an adapter in Socket Mode on a new fake until the
+// test ends, handing its messages to sink.
+func startAdapter(t *testing.T, sink adapters.Sink, mods ...func(*slack.Config)) (*slacktest.Server, *slack.Adapter) {
+	t.Helper()
+	srv := newFake(t)
+	ad := newAdapter(srv, mods...)
+	run(t, ad, sink)
+	return srv, ad
+}
+
 // chanSink is a Sink that hands every message to a channel.
 type chanSink chan herald.Message
 
@@ -63,13 +73,20 @@ func (s chanSink) next(t *testing.T) herald.Message {
 	}
 }
 
-// run runs the adapter until the test ends and returns its error channel.
-func run(t *testing.T, ad *slack.Adapter, sink adapters.Sink) <-chan error {
+// run runs the adapter until the test ends.
+func run(t *testing.T, ad *slack.Adapter, sink adapters.Sink) {
+	t.Helper()
+	t.Cleanup(runUntil(t, ad, sink))
+}
+
+// runUntil runs the adapter until stop is called; stop waits for Run to
+// return and checks it returned nil.
+func runUntil(t *testing.T, ad *slack.Adapter, sink adapters.Sink) (stop func()) {
 	t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
 	go func() { done <- ad.Run(ctx, sink) }()
-	t.Cleanup(func() {
+	return func() {
 		cancel()
 		select {
 		case err := <-done:
@@ -79,8 +96,7 @@ func run(t *testing.T, ad *slack.Adapter, sink adapters.Sink) <-chan error {
 		case <-time.After(wait):
 			t.Error("Run did not return after cancel")
 		}
-	})
-	return done
+	}
 }
 
 // runEvents runs the adapter in Events API mode on a free port until the

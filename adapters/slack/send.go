@@ -32,7 +32,7 @@ func (a *Adapter) Send(ctx context.Context, to herald.Target, m adapters.Outgoin
 		opts = append(opts, slackapi.MsgOptionTS(thread))
 		// remembered before posting: the user may answer before
 		// chat.postMessage returns
-		a.threads.add(channel + "/" + thread)
+		a.joined(ctx, channel, thread)
 	}
 	_, ts, err := a.api.PostMessageContext(ctx, channel, opts...)
 	if err != nil {

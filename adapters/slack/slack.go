@@ -74,8 +74,21 @@ type Config struct {
 	// PingInterval is how long Socket Mode waits for a server ping before
 	// it reconnects (slack-go's default, 30 s, when zero).
 	PingInterval time.Duration
-	Log          *slog.Logger
-	Redactor     *herald.Redactor
+	// Threads keeps the threads the bot takes part in across restarts
+	// (the gateway's state.db); nil keeps them in memory only.
+	Threads ThreadStore
+	// ThreadTTL is how long after the bot's last post in a thread a reply
+	// there still counts as addressed to it (default DefaultThreadTTL);
+	// MaxThreads bounds how many threads are remembered (default
+	// DefaultMaxThreads).
+	ThreadTTL  time.Duration
+	MaxThreads int
+	// Reactions shows processing reactions on the messages herald
+	// answers: :eyes: while it works, then :white_check_mark: or :x:
+	// (platforms.slack.reactions).
+	Reactions bool
+	Log       *slog.Logger
+	Redactor  *herald.Redactor
 }
 
 // Adapter is the Slack platform.
@@ -89,8 +102,10 @@ type Adapter struct {
 
 	mu      sync.Mutex
 	health  string
-	botUser string            // the bot's user id, from auth.test
-	threads *boundedSet       // threads the bot took part in
+	botUser string      // the bot's user id, from auth.test
+	threads *threadSet  // threads the bot took part in
+	seen    *boundedSet // threads whose earlier messages this process knows
+	fb      feedback
 	edits   map[string]string // channel/ts → last text, for skipping identical edits
 	editQ   []string
 }
@@ -102,6 +117,7 @@ var (
 	_ adapters.HomeChanneler = (*Adapter)(nil)
 	_ adapters.Fetcher       = (*Adapter)(nil)
 	_ adapters.FileSender    = (*Adapter)(nil)
+	_ adapters.Typer         = (*Adapter)(nil)
 )
 
 // New builds the adapter; nothing connects until Run.
@@ -138,7 +154,16 @@ func New(cfg Config) *Adapter {
 	if cfg.FetchLimit <= 0 {
 		cfg.FetchLimit = MaxFileSize
 	}
-	a := &Adapter{cfg: cfg, log: cfg.Log, health: "starting", threads: newBoundedSet(10000), edits: map[string]string{}}
+	if cfg.ThreadTTL <= 0 {
+		cfg.ThreadTTL = DefaultThreadTTL
+	}
+	if cfg.MaxThreads <= 0 {
+		cfg.MaxThreads = DefaultMaxThreads
+	}
+	a := &Adapter{cfg: cfg, log: cfg.Log, health: "starting", edits: map[string]string{}}
+	a.threads = newThreadSet(cfg.Threads, cfg.ThreadTTL, cfg.MaxThreads, cfg.Log)
+	a.seen = newBoundedSet(cfg.MaxThreads)
+	a.fb.inflight = map[string][]*working{}
 	opts := []slackapi.Option{
 		slackapi.OptionAPIURL(cfg.APIURL),
 		slackapi.OptionHTTPClient(cfg.HTTPClient),
@@ -195,6 +220,10 @@ func (a *Adapter) fail(err error) error {
 // (learning the bot's user id), then serves Socket Mode or the Events API
 // until ctx ends.
 func (a *Adapter) Run(ctx context.Context, sink adapters.Sink) error {
+	// the feedback of messages in work is taken down before Run returns
+	defer a.fb.wg.Wait()
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
 	if a.cfg.BotToken == "" {
 		return a.fail(&adapters.FatalError{Msg: "slack: no bot token: set SLACK_BOT_TOKEN (or platforms.slack.bot_token)"})
 	}
@@ -222,6 +251,11 @@ func (a *Adapter) Run(ctx context.Context, sink adapters.Sink) error {
 	a.botUser = auth.UserID
 	a.mu.Unlock()
 	a.log.Info("slack bot authenticated", "user_id", auth.UserID, "team_id", auth.TeamID, "mode", a.cfg.Mode)
+	if err := a.threads.load(ctx); err != nil {
+		// follow-ups in older threads then need a mention again; the
+		// adapter itself works
+		a.log.Warn("could not read the slack threads herald took part in", "err", err)
+	}
 
 	if a.cfg.Mode == ModeEvents {
 		return a.runEvents(ctx, sink)
@@ -350,7 +384,15 @@ func (a *Adapter) handle(ctx context.Context, sink adapters.Sink, ev slackevents
 	if !ok {
 		return true
 	}
-	return !adapters.Refused(sink.Receive(ctx, m))
+	a.withThreadContext(ctx, &m)
+	w := a.begin(m)
+	r := sink.Receive(ctx, m)
+	if r == nil || adapters.Refused(r) {
+		a.drop(w)
+		return !adapters.Refused(r)
+	}
+	a.track(ctx, w, r)
+	return true
 }
 
 // libLogger sends slack-go's log lines to slog at debug level, redacted.

@@ -7,7 +7,6 @@ package slack
 import (
 	"regexp"
 	"strings"
-	"sync"
 	"time"
 
 	slackapi "github.com/slack-go/slack"
@@ -133,37 +132,4 @@ func cleanText(text, bot string) string {
 	text = specialRe.ReplaceAllString(text, "@$1")
 	text = strings.NewReplacer("&lt;", "<", "&gt;", ">", "&amp;", "&").Replace(text)
 	return strings.TrimSpace(text)
-}
-
-// boundedSet remembers up to n strings, forgetting the oldest first.
-type boundedSet struct {
-	mu   sync.Mutex
-	seen map[string]struct{}
-	ring []string
-	next int
-}
-
-func newBoundedSet(n int) *boundedSet {
-	return &boundedSet{seen: make(map[string]struct{}, n), ring: make([]string, n)}
-}
-
-func (b *boundedSet) add(k string) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	if _, ok := b.seen[k]; ok {
-		return
-	}
-	if old := b.ring[b.next]; old != "" {
-		delete(b.seen, old)
-	}
-	b.ring[b.next] = k
-	b.next = (b.next + 1) % len(b.ring)
-	b.seen[k] = struct{}{}
-}
-
-func (b *boundedSet) has(k string) bool {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	_, ok := b.seen[k]
-	return ok
 }

@@ -13,7 +13,12 @@
 // (channel, thread_ts, initial_comment, name, bytes) in order, makes the next posts
 // fail (429 with Retry-After, or an API error such as invalid_auth),
 // drops or disconnects the websocket, re-delivers an envelope, and checks
-// that every envelope was acknowledged in time. Sign builds the signature
+// that every envelope was acknowledged in time. It keeps each channel's
+// history (injected messages, the bot's posts, and messages added with
+// AddMessage as if the bot had missed them) and serves it through
+// conversations.replies; it records assistant.threads.setStatus calls and
+// the bot's reactions (reactions.add/remove, answering already_reacted
+// and no_reaction as Slack does). Sign builds the signature
 // headers of an Events API request.
 //
 // Envelopes injected while no client is connected are queued and sent,

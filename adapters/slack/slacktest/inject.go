@@ -47,6 +47,7 @@ func (s *Server) Callback(inner map[string]any) (eventID string, payload []byte)
 
 // Inject sends an inner event over Socket Mode in a new envelope.
 func (s *Server) Inject(inner map[string]any) Injected {
+	s.recordInjected(inner)
 	evID, payload := s.Callback(inner)
 	s.mu.Lock()
 	s.seq++

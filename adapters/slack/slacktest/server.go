@@ -111,6 +111,11 @@ type Server struct {
 	fileReqs    []FileRequest
 	uploading   map[string]*pendingUpload
 	uploads     []Upload
+	// conversations.go
+	history       map[string][]Message
+	statuses      []StatusCall
+	reactions     map[string][]string // channel/ts → names
+	reactionCalls []ReactionCall
 }
 
 // New starts a fake Slack. Close it when done.
@@ -288,6 +293,9 @@ func (s *Server) serveAPI(w http.ResponseWriter, r *http.Request) {
 			p.TS = s.nextTS()
 		}
 		s.posts = append(s.posts, p)
+		if method == "chat.postMessage" {
+			s.recordLocked(Message{Channel: ch, TS: p.TS, ThreadTS: p.ThreadTS, User: s.opts.BotUserID, BotID: s.opts.BotID, Text: p.Text})
+		}
 		s.notify()
 		s.mu.Unlock()
 		msg := apiResp{"type": "message", "user": s.opts.BotUserID, "bot_id": s.opts.BotID, "text": p.Text, "ts": p.TS}
@@ -295,6 +303,12 @@ func (s *Server) serveAPI(w http.ResponseWriter, r *http.Request) {
 			msg["thread_ts"] = p.ThreadTS
 		}
 		writeJSON(w, 200, apiResp{"ok": true, "channel": ch, "ts": p.TS, "text": p.Text, "message": msg})
+	case "conversations.replies":
+		s.replies(w, r)
+	case "assistant.threads.setStatus":
+		s.setStatus(w, r)
+	case "reactions.add", "reactions.remove":
+		s.react(w, r, method)
 	case "files.info":
 		s.fileInfo(w, r)
 	case "files.getUploadURLExternal":
@@ -342,6 +356,24 @@ func (s *Server) Posts() []Post {
 func (s *Server) WaitPosts(ctx context.Context, n int) ([]Post, error) {
 	err := s.wait(ctx, fmt.Sprintf("%d posts", n), func() bool { return len(s.posts) >= n })
 	return s.Posts(), err
+}
+
+// WaitMessages waits until the bot has posted at least n messages
+// (chat.postMessage; edits not counted) and returns them.
+func (s *Server) WaitMessages(ctx context.Context, n int) ([]Post, error) {
+	count := func() []Post {
+		var out []Post
+		for _, p := range s.posts {
+			if p.Method == "chat.postMessage" {
+				out = append(out, p)
+			}
+		}
+		return out
+	}
+	err := s.wait(ctx, fmt.Sprintf("%d messages", n), func() bool { return len(count()) >= n })
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return count(), err
 }
 
 // --- Socket Mode ---
