@@ -23,13 +23,6 @@ import (
 // send_file, and each platform's fake records the upload in the chat the
 // photo came from.
 func TestMediaOnEveryPlatform(t *testing.T) {
-	tg := telegramtest.New(telegramtest.Options{MaxPoll: time.Second})
-	defer tg.Close()
-	dc := discordtest.New()
-	defer dc.Close()
-	sl := slacktest.New(slacktest.Options{BotToken: "xoxb-test-bot-token-0123456789", AppToken: "xapp-test-app-token-0123456789"})
-	defer sl.Close()
-
 	home, work := t.TempDir(), t.TempDir()
 	if err := os.WriteFile(filepath.Join(work, "chart.png"), tinyPNG, 0o644); err != nil {
 		t.Fatal(err)
@@ -49,23 +42,10 @@ func TestMediaOnEveryPlatform(t *testing.T) {
 		}
 		return agenttest.Reply{Content: "no image seen"}
 	}}
-	cfg := "agent:\n  workdir: " + work + "\nmodel:\n  vision: true\nplatforms:\n" +
-		"  telegram:\n    api_endpoint: " + tg.Endpoint() + "\n    poll_timeout: 1\n    allowed_users: [\"*\"]\n" +
-		"  discord:\n    api_base: " + dc.APIBase() + "\n    allowed_users: [\"*\"]\n" +
-		"  slack:\n    api_url: " + sl.APIURL() + "\n    allowed_users: [\"*\"]\n"
-	if err := os.WriteFile(filepath.Join(home, "config.yaml"), []byte(cfg), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	g := cmdtest.Start(t, cmdtest.Options{Home: home, Env: map[string]string{
-		"TELEGRAM_BOT_TOKEN": tg.Token(),
-		"DISCORD_BOT_TOKEN":  "discord-test-token-0123456789",
-		"SLACK_BOT_TOKEN":    "xoxb-test-bot-token-0123456789",
-		"SLACK_APP_TOKEN":    "xapp-test-app-token-0123456789",
-		"OPENAI_BASE_URL":    model.BaseURL(), "OPENAI_API_KEY": "sk-test-key-0123456789abcdef", "HERALD_MODEL": "fake-model",
-	}})
+	p := startPlatforms(t, home, "agent:\n  workdir: "+work+"\nmodel:\n  vision: true\n", modelEnv(model))
+	tg, dc, sl, g := p.tg, p.dc, p.sl, p.g
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
-	waitHealth(t, g, ctx, "telegram", "discord", "slack")
 
 	photo := tg.AddFile("photos/file_1.png", tinyPNG)
 	tg.DMMedia(telegramtest.User{ID: 555, UserName: "ann", First: "Ann"}, telegramtest.Media{Kind: "photo", File: photo})
@@ -120,13 +100,6 @@ func TestDiscordUploadLimitIsChecked(t *testing.T) {
 // attachment over media.max_bytes gets the limit note and the next
 // message is answered.
 func TestVoiceDocumentAndOversizeOnPlatforms(t *testing.T) {
-	tg := telegramtest.New(telegramtest.Options{MaxPoll: time.Second})
-	defer tg.Close()
-	dc := discordtest.New()
-	defer dc.Close()
-	sl := slacktest.New(slacktest.Options{BotToken: "xoxb-test-bot-token-0123456789", AppToken: "xapp-test-app-token-0123456789"})
-	defer sl.Close()
-
 	home, work := t.TempDir(), t.TempDir()
 	model := agenttest.New(t)
 	model.Transcript = "please book the meeting room"
@@ -145,23 +118,10 @@ func TestVoiceDocumentAndOversizeOnPlatforms(t *testing.T) {
 		}
 		return agenttest.Reply{Content: "model saw: " + text}
 	}}
-	cfg := "agent:\n  workdir: " + work + "\nstt:\n  enabled: true\nmedia:\n  max_bytes: 2048\nplatforms:\n" +
-		"  telegram:\n    api_endpoint: " + tg.Endpoint() + "\n    poll_timeout: 1\n    allowed_users: [\"*\"]\n" +
-		"  discord:\n    api_base: " + dc.APIBase() + "\n    allowed_users: [\"*\"]\n" +
-		"  slack:\n    api_url: " + sl.APIURL() + "\n    allowed_users: [\"*\"]\n"
-	if err := os.WriteFile(filepath.Join(home, "config.yaml"), []byte(cfg), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	g := cmdtest.Start(t, cmdtest.Options{Home: home, Env: map[string]string{
-		"TELEGRAM_BOT_TOKEN": tg.Token(),
-		"DISCORD_BOT_TOKEN":  "discord-test-token-0123456789",
-		"SLACK_BOT_TOKEN":    "xoxb-test-bot-token-0123456789",
-		"SLACK_APP_TOKEN":    "xapp-test-app-token-0123456789",
-		"OPENAI_BASE_URL":    model.BaseURL(), "OPENAI_API_KEY": "sk-test-key-0123456789abcdef", "HERALD_MODEL": "fake-model",
-	}})
+	p := startPlatforms(t, home, "agent:\n  workdir: "+work+"\nstt:\n  enabled: true\nmedia:\n  max_bytes: 2048\n", modelEnv(model))
+	tg, dc, sl, g := p.tg, p.dc, p.sl, p.g
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
-	waitHealth(t, g, ctx, "telegram", "discord", "slack")
 
 	voice := tg.AddFile("voice/file_2.oga", []byte("OggS\x00\x02fake opus"))
 	tg.DMMedia(telegramtest.User{ID: 555, UserName: "ann", First: "Ann"}, telegramtest.Media{Kind: "voice", File: voice, MIME: "audio/ogg"})
@@ -200,4 +160,54 @@ func TestVoiceDocumentAndOversizeOnPlatforms(t *testing.T) {
 	if err != nil || !strings.Contains(all, "still there?") || !strings.Contains(strings.ToLower(all), "limit") {
 		t.Fatalf("discord oversize: %q %v\n%s", all, err, g.Log())
 	}
+}
+
+// platforms are the three platform fakes and a gateway connected to all
+// of them.
+type platforms struct {
+	tg *telegramtest.Server
+	dc *discordtest.Server
+	sl *slacktest.Server
+	g  *cmdtest.Gateway
+}
+
+// startPlatforms starts the Telegram, Discord and Slack fakes and a
+// gateway on home with extra config.yaml text before the platforms block
+// and extra environment, and waits until every platform is connected.
+func startPlatforms(t *testing.T, home, extra string, env map[string]string) *platforms {
+	t.Helper()
+	p := &platforms{
+		tg: telegramtest.New(telegramtest.Options{MaxPoll: time.Second}),
+		dc: discordtest.New(),
+		sl: slacktest.New(slacktest.Options{BotToken: "xoxb-test-bot-token-0123456789", AppToken: "xapp-test-app-token-0123456789"}),
+	}
+	t.Cleanup(p.tg.Close)
+	t.Cleanup(p.dc.Close)
+	t.Cleanup(p.sl.Close)
+	cfg := extra + "platforms:\n" +
+		"  telegram:\n    api_endpoint: " + p.tg.Endpoint() + "\n    poll_timeout: 1\n    allowed_users: [\"*\"]\n" +
+		"  discord:\n    api_base: " + p.dc.APIBase() + "\n    allowed_users: [\"*\"]\n" +
+		"  slack:\n    api_url: " + p.sl.APIURL() + "\n    allowed_users: [\"*\"]\n"
+	if err := os.WriteFile(filepath.Join(home, "config.yaml"), []byte(cfg), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	all := map[string]string{
+		"TELEGRAM_BOT_TOKEN": p.tg.Token(),
+		"DISCORD_BOT_TOKEN":  "discord-test-token-0123456789",
+		"SLACK_BOT_TOKEN":    "xoxb-test-bot-token-0123456789",
+		"SLACK_APP_TOKEN":    "xapp-test-app-token-0123456789",
+	}
+	for k, v := range env {
+		all[k] = v
+	}
+	p.g = cmdtest.Start(t, cmdtest.Options{Home: home, Env: all})
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	waitHealth(t, p.g, ctx, "telegram", "discord", "slack", "local")
+	return p
+}
+
+// modelEnv points a gateway at a fake OpenAI server.
+func modelEnv(m *agenttest.Server) map[string]string {
+	return map[string]string{"OPENAI_BASE_URL": m.BaseURL(), "OPENAI_API_KEY": "sk-test-key-0123456789abcdef", "HERALD_MODEL": "fake-model"}
 }

@@ -4,17 +4,12 @@ import (
 	"context"
 	"encoding/json"
 	"net/http"
-	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/bwmarrin/discordgo"
 
-	"github.com/heraldgw/herald/adapters/discord/discordtest"
-	"github.com/heraldgw/herald/adapters/slack/slacktest"
-	"github.com/heraldgw/herald/adapters/telegram/telegramtest"
 	"github.com/heraldgw/herald/cmd/cmdtest"
 )
 
@@ -22,31 +17,10 @@ import (
 // Slack against their fakes, and the local platform. Each answers a DM
 // from an allowed user, and /healthz shows every platform connected.
 func TestAllPlatformsInOneGateway(t *testing.T) {
-	tg := telegramtest.New(telegramtest.Options{MaxPoll: time.Second})
-	defer tg.Close()
-	dc := discordtest.New()
-	defer dc.Close()
-	sl := slacktest.New(slacktest.Options{BotToken: "xoxb-test-bot-token-0123456789", AppToken: "xapp-test-app-token-0123456789"})
-	defer sl.Close()
-
-	home := t.TempDir()
-	cfg := "platforms:\n" +
-		"  telegram:\n    api_endpoint: " + tg.Endpoint() + "\n    poll_timeout: 1\n    allowed_users: [\"*\"]\n" +
-		"  discord:\n    api_base: " + dc.APIBase() + "\n    allowed_users: [\"*\"]\n" +
-		"  slack:\n    api_url: " + sl.APIURL() + "\n    allowed_users: [\"*\"]\n"
-	if err := os.WriteFile(filepath.Join(home, "config.yaml"), []byte(cfg), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	g := cmdtest.Start(t, cmdtest.Options{Home: home, Env: map[string]string{
-		"TELEGRAM_BOT_TOKEN": tg.Token(),
-		"DISCORD_BOT_TOKEN":  "discord-test-token-0123456789",
-		"SLACK_BOT_TOKEN":    "xoxb-test-bot-token-0123456789",
-		"SLACK_APP_TOKEN":    "xapp-test-app-token-0123456789",
-	}})
-
+	p := startPlatforms(t, t.TempDir(), "", nil)
+	tg, dc, sl, g := p.tg, p.dc, p.sl, p.g
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	waitHealth(t, g, ctx, "telegram", "discord", "slack", "local")
 
 	tg.DM(555, "ann", "hello telegram")
 	dc.Inject(dc.DM(&discordgo.User{ID: "42", Username: "bob"}, "hello discord"))
