@@ -120,4 +120,24 @@ CREATE TABLE inbox (
 CREATE INDEX inbox_unfinished ON inbox(received_at) WHERE finished_at IS NULL;
 CREATE INDEX inbox_finished ON inbox(finished_at) WHERE finished_at IS NOT NULL;
 `,
+	// 3: the outbound queue (outbox.go): messages a platform's rate limit
+	// holds back for longer than the gateway waits in line, delivered
+	// when the wait has passed, also after a restart.
+	`
+CREATE TABLE outbox (
+	id         INTEGER PRIMARY KEY AUTOINCREMENT,
+	platform   TEXT NOT NULL,
+	chat_id    TEXT NOT NULL,
+	thread_id  TEXT NOT NULL DEFAULT '',
+	text       TEXT NOT NULL,
+	cause      TEXT NOT NULL DEFAULT '',
+	part       INTEGER NOT NULL DEFAULT 0,
+	parts      INTEGER NOT NULL DEFAULT 0,
+	plain      INTEGER NOT NULL DEFAULT 0,
+	edit_id    TEXT NOT NULL DEFAULT '',
+	not_before INTEGER NOT NULL,
+	created_at INTEGER NOT NULL
+);
+CREATE INDEX outbox_chat ON outbox(platform, chat_id, id);
+`,
 }

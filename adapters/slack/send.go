@@ -10,6 +10,7 @@ import (
 	"net"
 	"net/http"
 	"net/url"
+	"time"
 
 	slackapi "github.com/slack-go/slack"
 
@@ -153,4 +154,10 @@ func mapError(op string, err error, token string) error {
 		return &adapters.TemporaryError{Err: wrapped}
 	}
 	return wrapped
+}
+
+// Pace is Slack's chat.postMessage limit: about one message a second to
+// a channel.
+func (a *Adapter) Pace(to herald.Target) adapters.Pace {
+	return adapters.Pace{Every: time.Second}
 }

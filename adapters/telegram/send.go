@@ -193,3 +193,14 @@ func markupRefusal(msg string) bool {
 	return strings.Contains(m, "can't parse entities") || strings.Contains(m, "can't find end") ||
 		strings.Contains(m, "unsupported start tag") || strings.Contains(m, "entity") || strings.Contains(m, "parse")
 }
+
+// Pace is the Bot API's flood limit as Telegram documents it: about one
+// message a second to a chat, and twenty a minute to a group (a chat id
+// below zero).
+func (a *Adapter) Pace(to herald.Target) adapters.Pace {
+	p := adapters.Pace{Every: time.Second}
+	if strings.HasPrefix(to.ChatID, "-") {
+		p.PerMinute = 20
+	}
+	return p
+}

@@ -76,6 +76,7 @@ type Server struct {
 	webhook   url.Values
 	files     map[string]File // by file_id
 	nextFile  int
+	slow      map[string][]time.Duration
 }
 
 type update struct {
@@ -389,6 +390,11 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
 	}
 	if s.faulted(w, method) {
 		return
+	}
+	if d := s.takeSlow(method); d > 0 {
+		rec := httptest.NewRecorder()
+		defer holdAnswer(w, r, rec, d)
+		w = rec
 	}
 	if token != s.opts.Token {
 		writeErr(w, Failure{Code: 401, Description: "Unauthorized"})

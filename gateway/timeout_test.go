@@ -1,0 +1,49 @@
+package gateway
+
+import (
+	"testing"
+	"time"
+
+	"github.com/heraldgw/herald"
+	"github.com/heraldgw/herald/adapters"
+	"github.com/heraldgw/herald/adapters/telegram"
+	"github.com/heraldgw/herald/adapters/telegram/telegramtest"
+)
+
+// A send whose answer comes after the client's timeout may have gone
+// through: it is not sent again (so a slow network never doubles a
+// message) and counts as delivered, outcome unknown. A connection dropped
+// without an answer is still retried.
+func TestTimedOutSendNotRepeated(t *testing.T) {
+	srv := telegramtest.New(telegramtest.Options{})
+	defer srv.Close()
+	ad := telegram.New(telegram.Config{Token: srv.Token(), APIEndpoint: srv.Endpoint()})
+	rn := runAt(t, t.TempDir(), nil, []adapters.Adapter{ad}, func(c *Config) {
+		c.SendTimeout = 300 * time.Millisecond
+		c.RetryBase = 10 * time.Millisecond
+	})
+	defer rn.stop()
+	to := herald.Target{Platform: herald.PlatformTelegram, ChatID: "42"}
+
+	srv.Slow("sendMessage", 1, 10*time.Second) // answers long after the timeout
+	if err := rn.r.Deliver(ctxFor(t), to, "only once"); err != nil {
+		t.Fatalf("deliver: %v", err)
+	}
+	if calls := srv.Calls("sendMessage"); len(calls) != 1 || calls[0].Text != "only once" {
+		t.Fatalf("sendMessage calls: %+v", calls)
+	}
+	if n := rn.r.MaybeSent(); n != 1 {
+		t.Fatalf("MaybeSent = %d, want 1", n)
+	}
+
+	srv.Drop("sendMessage", 1)
+	if err := rn.r.Deliver(ctxFor(t), to, "after a drop"); err != nil {
+		t.Fatalf("deliver: %v", err)
+	}
+	if calls := srv.Calls("sendMessage"); len(calls) != 2 || calls[1].Text != "after a drop" {
+		t.Fatalf("sendMessage calls: %+v", calls)
+	}
+	if n := rn.r.MaybeSent(); n != 1 {
+		t.Fatalf("MaybeSent = %d after a dropped connection, want 1", n)
+	}
+}
