@@ -285,3 +285,37 @@ func deliveredAfter(t *testing.T, ad *fakeAdapter, start time.Time, wait time.Du
 		t.Fatalf("sent %q after the wait, want %q once", got, text)
 	}
 }
+
+// A final streamed edit held back beyond the retry cap waits in the store
+// as an edit of the preview: after the wait the preview becomes the
+// answer, and no second message carries it.
+func TestFinalEditQueued(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		words := manyWords(10)
+		final := strings.Join(words, " ")
+		ad := &floodAdapter{fakeAdapter: fakeAdapter{name: "fake"}}
+		failed := false
+		ad.editFail = func(n int, text string) error {
+			if text == final && !failed {
+				failed = true
+				return rateLimited(150 * time.Second)
+			}
+			return nil
+		}
+		b := newBubble(t, ad, trickle{words: words})
+		defer b.stop()
+		outcome(t, b.send("c1", "u1", "go"))
+		if rows, _ := b.store.PendingOutbound(context.Background()); len(rows) != 1 || rows[0].EditID != "s1" || rows[0].Text != final {
+			t.Fatalf("queued %+v", rows)
+		}
+		time.Sleep(151 * time.Second)
+		synctest.Wait()
+		sent, edits, _ := ad.snapshot()
+		if len(sent) != 1 || edits[len(edits)-1] != final {
+			t.Fatalf("sent %q, edits %q", sent, edits)
+		}
+		if rows, _ := b.store.PendingOutbound(context.Background()); len(rows) != 0 {
+			t.Fatalf("%d rows left queued", len(rows))
+		}
+	})
+}
