@@ -204,3 +204,19 @@ func (a *Adapter) Pace(to herald.Target) adapters.Pace {
 	}
 	return p
 }
+
+// Delete implements adapters.Deleter with deleteMessage (a streamed
+// preview the answer could not replace).
+func (a *Adapter) Delete(ctx context.Context, to herald.Target, messageID string) error {
+	chat := to.ChatID
+	if chat == "" {
+		chat = a.cfg.HomeChannel
+	}
+	p := tgbotapi.Params{}
+	p["chat_id"] = chat
+	p["message_id"] = messageID
+	if _, err := a.bot(ctx).MakeRequest("deleteMessage", p); err != nil {
+		return a.classify("deleteMessage in "+chat, err)
+	}
+	return nil
+}

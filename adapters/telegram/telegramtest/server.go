@@ -410,6 +410,8 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
 		s.sendMessage(w, r)
 	case "editMessageText":
 		s.editMessage(w, r)
+	case "deleteMessage":
+		s.deleteMessage(w, r)
 	case "sendChatAction":
 		if r.Form.Get("chat_id") == "" || r.Form.Get("action") == "" {
 			writeErr(w, Failure{Code: 400, Description: "Bad Request: chat_id and action are required"})

@@ -1,5 +1,8 @@
 package telegramtest
 
+// flood.go: what flood control is tested with: slow answers and
+// deleteMessage.
+
 import (
 	"net/http"
 	"net/http/httptest"
@@ -47,4 +50,19 @@ func holdAnswer(w http.ResponseWriter, r *http.Request, rec *httptest.ResponseRe
 	}
 	w.WriteHeader(rec.Code)
 	w.Write(rec.Body.Bytes())
+}
+
+// deleteMessage removes a message the bot sent.
+func (s *Server) deleteMessage(w http.ResponseWriter, r *http.Request) {
+	chat, id := r.Form.Get("chat_id"), r.Form.Get("message_id")
+	s.mu.Lock()
+	_, ok := s.texts[chat+"\x00"+id]
+	delete(s.texts, chat+"\x00"+id)
+	s.mu.Unlock()
+	if !ok {
+		writeErr(w, Failure{Code: 400, Description: "Bad Request: message to delete not found"})
+		return
+	}
+	s.record(Call{Method: "deleteMessage", ChatID: chat, MessageID: id, Form: r.Form})
+	writeOK(w, true)
 }

@@ -1,6 +1,7 @@
 package telegram_test
 
 import (
+	"context"
 	"testing"
 	"time"
 
@@ -24,5 +25,26 @@ func TestPace(t *testing.T) {
 		if got := p.Pace(herald.Target{Platform: herald.PlatformTelegram, ChatID: chat}); got != want {
 			t.Fatalf("chat %s: pace %+v, want %+v", chat, got, want)
 		}
+	}
+}
+
+// Delete removes a sent message with deleteMessage.
+func TestDelete(t *testing.T) {
+	srv := newFake(t)
+	a := newAdapter(srv, nil)
+	ctx := context.Background()
+	to := herald.Target{Platform: herald.PlatformTelegram, ChatID: "42"}
+	sent, err := a.Send(ctx, to, adapters.Outgoing{Text: "preview"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := a.Delete(ctx, to, sent.MessageID); err != nil {
+		t.Fatal(err)
+	}
+	if calls := srv.Calls("deleteMessage"); len(calls) != 1 || calls[0].ChatID != "42" || calls[0].MessageID != sent.MessageID {
+		t.Fatalf("deleteMessage calls %+v", calls)
+	}
+	if err := a.Delete(ctx, to, sent.MessageID); err == nil || adapters.IsFatal(err) {
+		t.Fatalf("deleting it again: %v", err)
 	}
 }
