@@ -319,3 +319,27 @@ func TestFinalEditQueued(t *testing.T) {
 		}
 	})
 }
+
+// A streamed preview whose send timed out after it was written may be in
+// the chat: no second preview is sent; the answer comes once, normally.
+func TestStreamPreviewMaybeSent(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		words := manyWords(20)
+		ad := &floodAdapter{fakeAdapter: fakeAdapter{name: "fake", fail: func(n int, out adapters.Outgoing) error {
+			if n == 1 {
+				return &adapters.MaybeSentError{Err: context.DeadlineExceeded}
+			}
+			return nil
+		}}}
+		b := newBubble(t, ad, trickle{words: words})
+		defer b.stop()
+		outcome(t, b.send("c1", "u1", "go"))
+		sent, edits, _ := ad.snapshot()
+		if len(sent) != 1 || sent[0] != strings.Join(words, " ") || len(edits) != 0 {
+			t.Fatalf("sent %q, edits %q", sent, edits)
+		}
+		if n := b.runner.MaybeSent(); n != 1 {
+			t.Fatalf("MaybeSent = %d", n)
+		}
+	})
+}

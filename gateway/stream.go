@@ -38,6 +38,9 @@ type stream struct {
 	msgID string
 	shown string
 	edits int
+	// lost: the first send timed out and may have gone through, with no
+	// id to edit; the stream stops (a second preview could double it)
+	lost bool
 }
 
 // newStream returns nil when j's platform cannot edit messages.
@@ -108,9 +111,16 @@ func (s *stream) flush() {
 	if s.r.pace.blockedFor(s.to) > 0 {
 		return // a 429 closed the chat: a later flush or the final edit shows it
 	}
+	if s.lost {
+		return
+	}
 	if s.msgID == "" {
 		id, err := s.r.sendOne(ctx, s.a, s.to, adapters.Outgoing{Text: p, Cause: s.cause, Part: 1, Parts: 1})
-		if err != nil || id == "" {
+		if err != nil {
+			return
+		}
+		if id == "" {
+			s.lost = true
 			return
 		}
 		s.msgID, s.shown = id, p
