@@ -254,13 +254,22 @@ func (r *Runner) sendOne(ctx context.Context, a adapters.Adapter, to herald.Targ
 	return id, err
 }
 
+// outboxKey marks the context of the outbox loop's sends: they are the
+// queue, so they do not join it.
+type outboxKey struct{}
+
 // retry runs try in the chat's pace until it succeeds, waiting out rate
 // limits (a retry-after closes the chat to every send and edit for its
 // length) and backing off after network errors, maxSendAttempts times at
-// most. A retry-after beyond maxRetryWait ends it with a *deferredError.
+// most. A retry-after beyond maxRetryWait ends it with a *deferredError,
+// as does a chat with messages in the outbound queue (outside the outbox
+// loop): what comes later waits behind them.
 // Another failure ends it unless refused (given the error) says to try
 // again at once.
 func (r *Runner) retry(ctx context.Context, a adapters.Adapter, to herald.Target, try func(context.Context) error, refused func(error) bool) error {
+	if q, until := r.pace.queuedUntil(to); q && ctx.Value(outboxKey{}) == nil {
+		return &deferredError{until: later(time.Now(), until), err: fmt.Errorf("%s has messages queued before this one", to)}
+	}
 	backoff := r.cfg.RetryBase
 	var err error
 	for attempt := 1; attempt <= maxSendAttempts; attempt++ {

@@ -343,3 +343,30 @@ func TestStreamPreviewMaybeSent(t *testing.T) {
 		}
 	})
 }
+
+// A reply to a chat whose earlier answer is queued joins the queue behind
+// it, without waiting: the two arrive in order.
+func TestQueuedChatKeepsOrder(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		ad := &fakeAdapter{name: "fake", fail: func(n int, out adapters.Outgoing) error {
+			if n == 1 {
+				return rateLimited(150 * time.Second)
+			}
+			return nil
+		}}
+		b := newBubble(t, ad, nil)
+		defer b.stop()
+		outcome(t, b.send("c1", "u1", "one"))
+		time.Sleep(60 * time.Second)
+		asked := time.Now()
+		outcome(t, b.send("c1", "u1", "two"))
+		if waited := time.Since(asked); waited > time.Second {
+			t.Fatalf("the second reply waited %s", waited)
+		}
+		time.Sleep(100 * time.Second)
+		synctest.Wait()
+		if got := ad.texts(); strings.Join(got, "|") != echo+"one|"+echo+"two" {
+			t.Fatalf("sent %q", got)
+		}
+	})
+}

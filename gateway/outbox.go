@@ -37,6 +37,7 @@ func (r *Runner) queue(ctx context.Context, to herald.Target, outs []adapters.Ou
 		return err
 	}
 	r.pace.blockUntil(to, until)
+	r.pace.setQueued(to, true)
 	r.log.Warn("rate limited beyond the retry cap; queued for later", "platform", to.Platform, "chat", to.ChatID, "messages", len(rows), "until", until.UTC().Format(time.RFC3339))
 	select {
 	case r.outboxKick <- struct{}{}:
@@ -85,7 +86,21 @@ func (r *Runner) drainOutbox(ctx context.Context) (next time.Time, err error) {
 	if err != nil {
 		return time.Time{}, err
 	}
+	ctx = context.WithValue(ctx, outboxKey{}, true)
 	held := map[herald.Target]bool{}
+	for _, row := range rows {
+		r.pace.setQueued(herald.Target{Platform: herald.Platform(row.Platform), ChatID: row.ChatID}, true)
+	}
+	defer func() {
+		// a chat whose rows all went (or were given up) takes sends
+		// directly again; one queued meanwhile is marked by queue
+		for _, row := range rows {
+			k := herald.Target{Platform: herald.Platform(row.Platform), ChatID: row.ChatID}
+			if !held[k] && err == nil && ctx.Err() == nil {
+				r.pace.setQueued(k, false)
+			}
+		}
+	}()
 	soonest := func(t time.Time) {
 		if next.IsZero() || t.Before(next) {
 			next = t

@@ -31,6 +31,9 @@ type chatPace struct {
 	blocked time.Time   // the platform's retry-after ends
 	recent  []time.Time // slots of the last minute (PerMinute only)
 	notice  time.Time   // the last failure notice
+	// queued: the chat has messages in the outbound queue; later ones
+	// join them there, so that they go out in order
+	queued bool
 }
 
 // paceKey is the chat a target posts to: threads share their chat's pace.
@@ -72,7 +75,7 @@ func (c *chatPace) idle(now time.Time) bool {
 	if n := len(c.recent); n > 0 {
 		last = later(last, c.recent[n-1].Add(time.Minute))
 	}
-	return !later(last, c.blocked, c.notice.Add(noticeEvery)).After(now)
+	return !c.queued && !later(last, c.blocked, c.notice.Add(noticeEvery)).After(now)
 }
 
 func later(t time.Time, ts ...time.Time) time.Time {
@@ -151,6 +154,25 @@ func (p *pacer) blockUntil(to herald.Target, until time.Time) {
 	defer p.mu.Unlock()
 	c := p.chat(to, time.Now())
 	c.blocked = later(c.blocked, until)
+}
+
+// setQueued marks whether the chat has messages in the outbound queue.
+func (p *pacer) setQueued(to herald.Target, q bool) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.chat(to, time.Now()).queued = q
+}
+
+// queuedUntil reports whether the chat has messages in the outbound
+// queue, and when its retry-after ends.
+func (p *pacer) queuedUntil(to herald.Target) (bool, time.Time) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	c := p.chats[paceKey(to)]
+	if c == nil {
+		return false, time.Time{}
+	}
+	return c.queued, c.blocked
 }
 
 // blockedFor is how long the chat stays closed by a retry-after.

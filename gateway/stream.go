@@ -108,7 +108,7 @@ func (s *stream) flush() {
 		return
 	}
 	ctx := s.r.baseCtx
-	if s.r.pace.blockedFor(s.to) > 0 {
+	if q, _ := s.r.pace.queuedUntil(s.to); q || s.r.pace.blockedFor(s.to) > 0 {
 		return // a 429 closed the chat: a later flush or the final edit shows it
 	}
 	if s.lost {
