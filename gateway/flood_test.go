@@ -65,6 +65,16 @@ type pacedAdapter struct {
 
 func (p *pacedAdapter) Pace(to herald.Target) adapters.Pace { return p.pace }
 
+// limitedFirst answers the first send with a 429 asking for d.
+func limitedFirst(d time.Duration) func(int, adapters.Outgoing) error {
+	return func(n int, out adapters.Outgoing) error {
+		if n == 1 {
+			return rateLimited(d)
+		}
+		return nil
+	}
+}
+
 func rateLimited(d time.Duration) error {
 	return &adapters.RetryAfterError{After: d, Err: errors.New("429 Too Many Requests")}
 }
@@ -169,12 +179,7 @@ func TestFinalEditRefusedReplacesPreview(t *testing.T) {
 // is delivered when the wait has passed, once.
 func TestLongRetryAfterQueued(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		ad := &fakeAdapter{name: "fake", fail: func(n int, out adapters.Outgoing) error {
-			if n == 1 {
-				return rateLimited(150 * time.Second)
-			}
-			return nil
-		}}
+		ad := &fakeAdapter{name: "fake", fail: limitedFirst(150 * time.Second)}
 		b := newBubble(t, ad, nil)
 		defer b.stop()
 		start := time.Now()
@@ -348,12 +353,7 @@ func TestStreamPreviewMaybeSent(t *testing.T) {
 // it, without waiting: the two arrive in order.
 func TestQueuedChatKeepsOrder(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		ad := &fakeAdapter{name: "fake", fail: func(n int, out adapters.Outgoing) error {
-			if n == 1 {
-				return rateLimited(150 * time.Second)
-			}
-			return nil
-		}}
+		ad := &fakeAdapter{name: "fake", fail: limitedFirst(150 * time.Second)}
 		b := newBubble(t, ad, nil)
 		defer b.stop()
 		outcome(t, b.send("c1", "u1", "one"))
