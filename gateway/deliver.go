@@ -128,15 +128,14 @@ type FormattedLener interface {
 // sendParts). It returns the first part's platform message id.
 func (r *Runner) send(ctx context.Context, a adapters.Adapter, to herald.Target, text, cause string) (string, error) {
 	// A secret the model or a user wrote into a message does not go out.
-	return r.sendParts(ctx, a, to, outgoing(splitFor(r.cfg.Redactor.Redact(text), a), cause, 0))
+	return r.sendParts(ctx, a, to, outgoing(splitFor(r.cfg.Redactor.Redact(text), a), cause))
 }
 
-// outgoing numbers parts as the messages of one text, from the part
-// after skip on.
-func outgoing(parts []string, cause string, skip int) []adapters.Outgoing {
-	outs := make([]adapters.Outgoing, 0, len(parts)-skip)
-	for i := skip; i < len(parts); i++ {
-		outs = append(outs, adapters.Outgoing{Text: parts[i], Cause: cause, Part: i + 1, Parts: len(parts)})
+// outgoing numbers parts as the messages of one text.
+func outgoing(parts []string, cause string) []adapters.Outgoing {
+	outs := make([]adapters.Outgoing, len(parts))
+	for i, p := range parts {
+		outs[i] = adapters.Outgoing{Text: p, Cause: cause, Part: i + 1, Parts: len(parts)}
 	}
 	return outs
 }

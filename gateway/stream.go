@@ -155,7 +155,7 @@ func (s *stream) finish(final string) bool {
 		return false
 	}
 	parts := splitFor(s.r.cfg.Redactor.Redact(final), s.a)
-	outs := outgoing(parts, s.cause, 0)
+	outs := outgoing(parts, s.cause)
 	ctx := s.r.baseCtx
 	if parts[0] != s.shown {
 		err := s.r.replacePreview(ctx, s.a, s.to, s.msgID, outs[0])
