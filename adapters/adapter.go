@@ -79,6 +79,31 @@ type Editor interface {
 	Edit(ctx context.Context, to herald.Target, messageID, text string) error
 }
 
+// Deleter is implemented by adapters that can delete a sent message: a
+// streamed preview whose final edit failed is removed before the answer
+// is sent anew, so no stale preview stays above it.
+type Deleter interface {
+	Delete(ctx context.Context, to herald.Target, messageID string) error
+}
+
+// Pace is how fast a bot may post to one chat before the platform starts
+// answering 429. The zero value paces nothing.
+type Pace struct {
+	// Every is the least time between two messages (or edits) to the
+	// chat.
+	Every time.Duration
+	// PerMinute is the most messages the chat takes in any minute; 0 is
+	// no such limit.
+	PerMinute int
+}
+
+// Pacer is implemented by adapters whose platform limits how fast a bot
+// may post to one chat; the gateway spaces messages to that chat by it.
+// Pace must be cheap and must not block.
+type Pacer interface {
+	Pace(to herald.Target) Pace
+}
+
 // Typer is implemented by adapters that can show a typing indicator.
 type Typer interface {
 	Typing(ctx context.Context, to herald.Target) error
@@ -257,6 +282,16 @@ type TemporaryError struct{ Err error }
 
 func (e *TemporaryError) Error() string { return "temporary: " + e.Err.Error() }
 func (e *TemporaryError) Unwrap() error { return e.Err }
+
+// MaybeSentError is a send whose outcome is unknown: the request was
+// written and no answer came in time, so the message may have gone
+// through. The gateway does not send it again (that could double it).
+type MaybeSentError struct{ Err error }
+
+func (e *MaybeSentError) Error() string {
+	return "outcome unknown (may have been sent): " + e.Err.Error()
+}
+func (e *MaybeSentError) Unwrap() error { return e.Err }
 
 // FatalError stops an adapter for good (an invalid token, say). Msg is a
 // sentence for the user, e.g. naming the token to check.

@@ -4,15 +4,18 @@
 // formatting and splitting, retries, rate limits and per-chat queues live
 // once, in the gateway.
 //
-// Optional capabilities (editing a sent message, a typing indicator, a
-// health state, a command menu) are separate interfaces found by type
-// assertion. The gateway's Sink has one too: ChatMover, for a chat that
-// changed its id (a Telegram group upgraded to a supergroup).
+// Optional capabilities (editing or deleting a sent message, a typing
+// indicator, a health state, a command menu, the platform's per-chat
+// pace) are separate interfaces found by type assertion. The gateway's
+// Sink has one too: ChatMover, for a chat that changed its id (a
+// Telegram group upgraded to a supergroup).
 //
 // Errors from Send tell the gateway what to do: *RetryAfterError (a rate
-// limit: wait, then retry), *TemporaryError (network: retry with backoff),
-// *FatalError (bad token: stop this adapter), anything else (the platform
-// refused this message: try plain text, then give up).
+// limit: hold the chat that long, then retry), *TemporaryError (network:
+// retry with backoff), *MaybeSentError (no answer after the request went
+// out: do not send again), *FatalError (bad token: stop this adapter),
+// anything else (the platform refused this message: try plain text, then
+// give up).
 //
 // Every HTTP listener an adapter opens (the local API, the Telegram
 // webhook, the Slack Events API) is served by ServeHTTP under HTTPLimits:

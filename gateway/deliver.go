@@ -4,6 +4,9 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"net"
+	"net/http/httptrace"
+	"sync/atomic"
 	"time"
 
 	openai "github.com/sashabaranov/go-openai"
@@ -121,26 +124,47 @@ type FormattedLener interface {
 	FormattedLen(text string) int
 }
 
-// send splits text to the adapter's limit and sends each part, retrying
-// rate limits (honouring retry-after) and network errors with backoff, and
-// falling back to plain text when the platform rejects the markup. When a
-// part cannot be delivered it tells the chat, best effort, and returns the
-// error. It returns the first part's platform message id. q says which
-// parts quote the message answered.
+// send splits text to the adapter's limit and sends each part (see
+// sendParts). It returns the first part's platform message id. q says
+// which parts quote the message answered.
 func (r *Runner) send(ctx context.Context, a adapters.Adapter, to herald.Target, text, cause string, q quoting) (string, error) {
 	// A secret the model or a user wrote into a message does not go out.
-	parts := splitFor(r.cfg.Redactor.Redact(text), a)
+	return r.sendParts(ctx, a, to, numbered(splitFor(r.cfg.Redactor.Redact(text), a), cause, q))
+}
+
+// numbered makes parts the messages of one text, numbered, quoting the
+// message answered as q says.
+func numbered(parts []string, cause string, q quoting) []adapters.Outgoing {
+	outs := make([]adapters.Outgoing, len(parts))
+	for i, p := range parts {
+		outs[i] = adapters.Outgoing{Text: p, Cause: cause, Part: i + 1, Parts: len(parts), ReplyTo: q.of(i + 1)}
+	}
+	return outs
+}
+
+// sendParts sends messages in order, paced per chat, retrying rate limits
+// (honouring retry-after) and network errors with backoff, and falling
+// back to plain text when the platform rejects the markup. When the
+// platform asks for a wait longer than the retry cap, the parts not yet
+// sent are queued in the store and delivered after it (also after a
+// restart). When a part cannot be delivered it tells the chat, paced and
+// best effort, and returns the error. It returns the first part's
+// platform message id.
+func (r *Runner) sendParts(ctx context.Context, a adapters.Adapter, to herald.Target, outs []adapters.Outgoing) (string, error) {
 	first := ""
-	for i, part := range parts {
-		out := adapters.Outgoing{Text: part, Cause: cause, Part: i + 1, Parts: len(parts), ReplyTo: q.of(i + 1)}
+	for i, out := range outs {
 		id, err := r.sendOne(ctx, a, to, out)
-		if err != nil {
-			r.log.Error("delivery failed", "platform", a.Platform(), "chat", to.ChatID, "part", i+1, "parts", len(parts), "err", r.cfg.Redactor.Redact(err.Error()))
-			if !adapters.IsFatal(err) {
-				nctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
-				safeSend(nctx, a, to, adapters.Outgoing{Text: DeliveryFailedNotice, Cause: cause, Plain: true})
-				cancel()
+		var de *deferredError
+		if errors.As(err, &de) {
+			qerr := r.queue(ctx, to, outs[i:], "", de.until)
+			if qerr == nil {
+				return first, nil
 			}
+			err = fmt.Errorf("%w; and it could not be queued: %w", err, qerr)
+		}
+		if err != nil {
+			r.log.Error("delivery failed", "platform", a.Platform(), "chat", to.ChatID, "part", out.Part, "parts", out.Parts, "err", r.cfg.Redactor.Redact(err.Error()))
+			r.failureNotice(ctx, a, to, out.Cause, err)
 			return first, fmt.Errorf("deliver to %s: %w", to, err)
 		}
 		if i == 0 {
@@ -148,6 +172,25 @@ func (r *Runner) send(ctx context.Context, a adapters.Adapter, to herald.Target,
 		}
 	}
 	return first, nil
+}
+
+// failureNotice tells a chat that a message could not be delivered: at
+// most once a minute per chat, in the chat's pace, and not at all while a
+// rate limit keeps the chat closed for more than a few seconds.
+func (r *Runner) failureNotice(ctx context.Context, a adapters.Adapter, to herald.Target, cause string, err error) {
+	if adapters.IsFatal(err) || !r.pace.noticeDue(to) {
+		return
+	}
+	nctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
+	defer cancel()
+	if d := r.pace.blockedFor(to); d > 10*time.Second {
+		r.log.Warn("delivery-failure notice not sent: the chat is rate limited", "platform", a.Platform(), "chat", to.ChatID, "for", d)
+		return
+	}
+	if r.pace.wait(nctx, a, to) != nil {
+		return
+	}
+	safeSend(nctx, a, to, adapters.Outgoing{Text: DeliveryFailedNotice, Cause: cause, Plain: true})
 }
 
 // splitFor splits text for a, measuring formatted text when a says how.
@@ -174,65 +217,149 @@ func splitFor(text string, a adapters.Adapter) []string {
 	}
 }
 
-func (r *Runner) sendOne(ctx context.Context, a adapters.Adapter, to herald.Target, out adapters.Outgoing) (string, error) {
-	return r.retrySend(ctx, a, to, out.Plain, func(plain bool) (adapters.Sent, error) {
-		o := out
-		o.Plain = plain
-		return safeSend(ctx, a, to, o)
-	})
+// deferredError is a chat closed by a retry-after longer than
+// maxRetryWait: what was to be sent waits in the store until then.
+type deferredError struct {
+	until time.Time
+	err   error
 }
 
-// retrySend makes one delivery with retries: rate limits (honouring
-// retry-after) and network errors with backoff; a refusal is tried once
-// more as plain text unless plain is already set.
-func (r *Runner) retrySend(ctx context.Context, a adapters.Adapter, to herald.Target, plain bool, try func(plain bool) (adapters.Sent, error)) (string, error) {
+func (e *deferredError) Error() string {
+	return fmt.Sprintf("rate limited until %s: %v", e.until.UTC().Format(time.RFC3339), e.err)
+}
+func (e *deferredError) Unwrap() error { return e.err }
+
+// sendOne sends one message, paced and retried (see sendParts). A send
+// that timed out after its request was written is not repeated: it counts
+// as sent, outcome unknown, and sendOne returns "" and no error.
+func (r *Runner) sendOne(ctx context.Context, a adapters.Adapter, to herald.Target, out adapters.Outgoing) (string, error) {
+	var id string
+	err := r.retry(ctx, a, to, func(ctx context.Context) error {
+		sent, err := r.attempt(ctx, a, to, out)
+		id = sent.MessageID
+		return err
+	}, func(err error) bool {
+		if out.Plain {
+			return false
+		}
+		// the platform refused this message: try once more as plain text
+		out.Plain = true
+		return true
+	})
+	var ms *adapters.MaybeSentError
+	if errors.As(err, &ms) {
+		r.maybeSent.Add(1)
+		r.log.Warn("send timed out after it was written; not sent again, it may have gone through", "platform", a.Platform(), "chat", to.ChatID, "err", r.cfg.Redactor.Redact(err.Error()))
+		return "", nil
+	}
+	return id, err
+}
+
+// outboxKey marks the context of the outbox loop's sends: they are the
+// queue, so they do not join it.
+type outboxKey struct{}
+
+// retry runs try in the chat's pace until it succeeds, waiting out rate
+// limits (a retry-after closes the chat to every send and edit for its
+// length) and backing off after network errors, maxSendAttempts times at
+// most. A retry-after beyond maxRetryWait ends it with a *deferredError,
+// as does a chat with messages in the outbound queue (outside the outbox
+// loop): what comes later waits behind them.
+// Another failure ends it unless refused (given the error) says to try
+// again at once.
+func (r *Runner) retry(ctx context.Context, a adapters.Adapter, to herald.Target, try func(context.Context) error, refused func(error) bool) error {
+	if q, until := r.pace.queuedUntil(to); q && ctx.Value(outboxKey{}) == nil {
+		return &deferredError{until: later(time.Now(), until), err: fmt.Errorf("%s has messages queued before this one", to)}
+	}
 	backoff := r.cfg.RetryBase
 	var err error
 	for attempt := 1; attempt <= maxSendAttempts; attempt++ {
-		var sent adapters.Sent
-		sent, err = try(plain)
+		if d := r.pace.blockedFor(to); d > maxRetryWait {
+			return &deferredError{until: time.Now().Add(d), err: fmt.Errorf("%s is rate limited for %s", to, d.Round(time.Second))}
+		}
+		if err := r.pace.wait(ctx, a, to); err != nil {
+			return err
+		}
+		err = try(ctx)
 		if err == nil {
-			return sent.MessageID, nil
+			return nil
 		}
 		var ra *adapters.RetryAfterError
 		var tmp *adapters.TemporaryError
+		var ms *adapters.MaybeSentError
 		var wait time.Duration
 		switch {
-		case adapters.IsFatal(err):
-			return "", err
+		case adapters.IsFatal(err), errors.As(err, &ms):
+			return err
 		case errors.As(err, &ra):
 			wait = ra.After
 			if wait <= 0 {
 				wait = backoff
+				backoff *= 2
+			}
+			r.pace.block(to, wait)
+			if wait > maxRetryWait {
+				return &deferredError{until: time.Now().Add(wait), err: err}
 			}
 		case errors.As(err, &tmp):
 			wait = backoff
 			backoff *= 2
 		default:
-			if plain {
-				return "", err
+			if refused == nil || !refused(err) {
+				return err
 			}
-			// the platform refused this message: try once more as plain text
-			plain = true
 			continue
-		}
-		if wait > maxRetryWait {
-			return "", fmt.Errorf("retry-after %s is too long: %w", wait, err)
 		}
 		if attempt == maxSendAttempts {
 			break
 		}
 		r.log.Warn("send failed; retrying", "platform", a.Platform(), "chat", to.ChatID, "attempt", attempt, "in", wait, "err", r.cfg.Redactor.Redact(err.Error()))
-		t := time.NewTimer(wait)
-		select {
-		case <-ctx.Done():
-			t.Stop()
-			return "", ctx.Err()
-		case <-t.C:
+		if ra != nil {
+			continue // the pace holds the chat for the wait
+		}
+		if err := sleepCtx(ctx, wait); err != nil {
+			return err
 		}
 	}
-	return "", err
+	return err
 }
+
+// attempt is one Send, bounded by SendTimeout. A timeout after the
+// request was written (seen through an HTTP trace on the context, which
+// the platform libraries pass on) is a *adapters.MaybeSentError: the
+// platform may have taken the message. A timeout before (no connection)
+// stays an error worth retrying.
+func (r *Runner) attempt(ctx context.Context, a adapters.Adapter, to herald.Target, out adapters.Outgoing) (adapters.Sent, error) {
+	actx, cancel := context.WithTimeout(ctx, r.cfg.SendTimeout)
+	defer cancel()
+	var wrote atomic.Bool
+	actx = httptrace.WithClientTrace(actx, &httptrace.ClientTrace{WroteRequest: func(w httptrace.WroteRequestInfo) {
+		if w.Err == nil {
+			wrote.Store(true)
+		}
+	}})
+	sent, err := safeSend(actx, a, to, out)
+	if err != nil && wrote.Load() && timedOut(err) {
+		var ms *adapters.MaybeSentError
+		if !errors.As(err, &ms) {
+			err = &adapters.MaybeSentError{Err: err}
+		}
+	}
+	return sent, err
+}
+
+// timedOut reports whether err is a deadline or a network timeout.
+func timedOut(err error) bool {
+	if errors.Is(err, context.DeadlineExceeded) {
+		return true
+	}
+	var ne net.Error
+	return errors.As(err, &ne) && ne.Timeout()
+}
+
+// MaybeSent is how many sends timed out after they were written and were
+// not repeated (delivered or not: unknown) since the gateway started.
+func (r *Runner) MaybeSent() int64 { return r.maybeSent.Load() }
 
 func safeSend(ctx context.Context, a adapters.Adapter, to herald.Target, out adapters.Outgoing) (s adapters.Sent, err error) {
 	defer func() {

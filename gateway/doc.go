@@ -75,9 +75,14 @@
 //
 // Delivery: split to the adapter's Limits (formatted length when the
 // adapter reports one), preferring newlines, closing and reopening code
-// fences, " (i/N)" suffixes; rate limits and network errors are retried
-// with backoff honouring retry-after, then the user is told delivery
-// failed; a refused markup is resent once as plain text. Deliver records
+// fences, " (i/N)" suffixes; sends and edits are paced per chat
+// (adapters.Pacer) and a retry-after closes the chat to both until it has
+// passed (pace.go); rate limits and network errors are retried with
+// backoff, then the user is told delivery failed (paced, once a minute
+// per chat at most); a retry-after beyond the retry cap queues the rest
+// in the store, delivered after it, also after a restart (outbox.go); a
+// send that timed out after it was written is not repeated; a refused
+// markup is resent once as plain text. Deliver records
 // what it sent in every open session of the target chat (any chat type),
 // and returns ErrNotRecorded when it could not. Inbound messages are
 // de-duplicated by (platform, chat, message id) through the journal.

@@ -85,7 +85,14 @@ type bubble struct {
 
 func newBubble(t *testing.T, ad adapters.Adapter, model agent.Model, opts ...harnessOpt) *bubble {
 	t.Helper()
-	st, err := sessions.Open(filepath.Join(t.TempDir(), "state.db"))
+	return newBubbleOn(t, filepath.Join(t.TempDir(), "state.db"), ad, model, opts...)
+}
+
+// newBubbleOn is newBubble on the store at path (a second bubble on the
+// same path is the gateway after a restart).
+func newBubbleOn(t *testing.T, path string, ad adapters.Adapter, model agent.Model, opts ...harnessOpt) *bubble {
+	t.Helper()
+	st, err := sessions.Open(path)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -118,7 +118,10 @@ func (r *Runner) sendFile(ctx context.Context, j *job, f agent.OutFile, mediaDir
 		Caption: r.cfg.Redactor.Redact(f.Caption), Cause: j.msg.ID,
 	}
 	to := src.Target()
-	_, err = r.retrySend(ctx, a, to, true, func(bool) (adapters.Sent, error) { return safeSendFile(ctx, fs, a, to, out) })
+	err = r.retry(ctx, a, to, func(ctx context.Context) error {
+		_, err := safeSendFile(ctx, fs, a, to, out)
+		return err
+	}, nil)
 	if err != nil {
 		r.log.Error("file upload failed", "platform", src.Platform, "chat", src.ChatID, "name", name, "err", r.cfg.Redactor.Redact(err.Error()))
 		r.reply(j, fmt.Sprintf("⚠️ Could not send %s: the upload to %s failed.", name, src.Platform))

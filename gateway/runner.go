@@ -84,6 +84,10 @@ type Config struct {
 	// RetryBase is the first wait before resending after a network error
 	// (default 1 s; it doubles per attempt).
 	RetryBase time.Duration
+	// SendTimeout bounds one attempt to send a message (default 60 s).
+	// An attempt that times out after its request was written is not
+	// repeated: the message may have gone through.
+	SendTimeout time.Duration
 	// MaxQueue caps, per chat, the messages waiting for its intake and
 	// the turns queued behind its running turn (default 100); over it
 	// the user is told the message was not taken.
@@ -120,8 +124,15 @@ type Runner struct {
 	// nothing); it stays until restart.
 	storeDamage atomic.Pointer[string]
 	startedAt   time.Time
-	baseCtx     context.Context
-	cancelBase  context.CancelFunc
+	// pace spaces messages per chat and holds a chat a 429 closed
+	pace pacer
+	// outboxKick wakes the loop delivering queued messages
+	outboxKick chan struct{}
+	// maybeSent counts sends that timed out after their request was
+	// written (delivered or not: unknown) and were not repeated
+	maybeSent  atomic.Int64
+	baseCtx    context.Context
+	cancelBase context.CancelFunc
 }
 
 var (
@@ -163,6 +174,9 @@ func New(cfg Config) *Runner {
 	if cfg.RetryBase <= 0 {
 		cfg.RetryBase = time.Second
 	}
+	if cfg.SendTimeout <= 0 {
+		cfg.SendTimeout = 60 * time.Second
+	}
 	if cfg.MaxQueue <= 0 {
 		cfg.MaxQueue = 100
 	}
@@ -172,6 +186,7 @@ func New(cfg Config) *Runner {
 	r := &Runner{
 		cfg: cfg, log: cfg.Log, hooks: cfg.Hooks, store: cfg.Store,
 		adapters: map[herald.Platform]adapters.Adapter{}, chats: map[string]*chat{},
+		outboxKick: make(chan struct{}, 1),
 	}
 	for _, a := range cfg.Adapters {
 		r.adapters[a.Platform()] = a
@@ -210,10 +225,14 @@ func (r *Runner) Run(ctx context.Context) error {
 			r.runAdapter(actx, a)
 		}()
 	}
-	wg.Add(2)
+	wg.Add(3)
 	go func() {
 		defer wg.Done()
 		r.sweepLoop(actx)
+	}()
+	go func() {
+		defer wg.Done()
+		r.outboxLoop(actx)
 	}()
 	go func() {
 		defer wg.Done()

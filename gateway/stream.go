@@ -2,11 +2,16 @@ package gateway
 
 // stream.go: streamed replies on platforms whose adapter can edit a sent
 // message. The first text is sent as a message and then edited as it
-// grows, at most once per StreamInterval and never to the same text; the
-// final answer replaces it through the normal split (extra parts are sent
-// as new messages).
+// grows, at most once per StreamInterval and never to the same text, and
+// only when the chat's pace allows: after a 429 no edit goes to the chat
+// until its retry-after has passed. The final answer replaces the preview
+// through the normal split (extra parts are sent as new messages); a
+// final edit is retried after the wait, and a preview that cannot take
+// the answer is deleted before the answer is sent anew, so no stale
+// preview stays above a duplicate.
 
 import (
+	"errors"
 	"strings"
 	"sync"
 	"time"
@@ -34,6 +39,9 @@ type stream struct {
 	msgID string
 	shown string
 	edits int
+	// lost: the first send timed out and may have gone through, with no
+	// id to edit; the stream stops (a second preview could double it)
+	lost bool
 }
 
 // newStream returns nil when j's platform cannot edit messages.
@@ -101,15 +109,32 @@ func (s *stream) flush() {
 		return
 	}
 	ctx := s.r.baseCtx
+	if q, _ := s.r.pace.queuedUntil(s.to); q || s.r.pace.blockedFor(s.to) > 0 {
+		return // a 429 closed the chat: a later flush or the final edit shows it
+	}
+	if s.lost {
+		return
+	}
 	if s.msgID == "" {
 		id, err := s.r.sendOne(ctx, s.a, s.to, adapters.Outgoing{Text: p, Cause: s.cause, Part: 1, Parts: 1, ReplyTo: s.quote.of(1)})
-		if err != nil || id == "" {
+		if err != nil {
+			return
+		}
+		if id == "" {
+			s.lost = true
 			return
 		}
 		s.msgID, s.shown = id, p
 		return
 	}
-	if err := s.ed.Edit(ctx, s.to, s.msgID, p); err != nil {
+	if !s.r.pace.tryTake(s.a, s.to) {
+		return
+	}
+	if err := safeEdit(ctx, s.a, s.ed, s.to, s.msgID, p); err != nil {
+		var ra *adapters.RetryAfterError
+		if errors.As(err, &ra) {
+			s.r.pace.block(s.to, max(ra.After, time.Second))
+		}
 		s.r.log.Warn("streamed edit failed", "platform", s.a.Platform(), "chat", s.to.ChatID, "err", s.r.cfg.Redactor.Redact(err.Error()))
 		return
 	}
@@ -131,20 +156,27 @@ func (s *stream) finish(final string) bool {
 		return false
 	}
 	parts := splitFor(s.r.cfg.Redactor.Redact(final), s.a)
+	outs := numbered(parts, s.cause, s.quote)
 	ctx := s.r.baseCtx
 	if parts[0] != s.shown {
-		if err := s.ed.Edit(ctx, s.to, s.msgID, parts[0]); err != nil {
-			s.r.log.Warn("final streamed edit failed; sending the answer anew", "platform", s.a.Platform(), "err", s.r.cfg.Redactor.Redact(err.Error()))
-			return false
+		err := s.r.replacePreview(ctx, s.a, s.to, s.msgID, outs[0])
+		var de *deferredError
+		switch {
+		case errors.As(err, &de):
+			// the whole answer waits in the store, its first part as
+			// the preview's edit
+			if qerr := s.r.queue(ctx, s.to, outs, s.msgID, de.until); qerr != nil {
+				s.r.log.Error("delivery failed", "platform", s.a.Platform(), "chat", s.to.ChatID, "err", s.r.cfg.Redactor.Redact(qerr.Error()))
+				s.r.failureNotice(ctx, s.a, s.to, s.cause, qerr)
+			}
+			return true
+		case err != nil:
+			s.r.log.Error("delivery failed", "platform", s.a.Platform(), "chat", s.to.ChatID, "part", 1, "err", s.r.cfg.Redactor.Redact(err.Error()))
+			s.r.failureNotice(ctx, s.a, s.to, s.cause, err)
+			return true
 		}
 		s.edits++
 	}
-	for i, p := range parts[1:] {
-		if _, err := s.r.sendOne(ctx, s.a, s.to, adapters.Outgoing{Text: p, Cause: s.cause, Part: i + 2, Parts: len(parts), ReplyTo: s.quote.of(i + 2)}); err != nil {
-			s.r.log.Error("delivery failed", "platform", s.a.Platform(), "chat", s.to.ChatID, "part", i+2, "err", s.r.cfg.Redactor.Redact(err.Error()))
-			safeSend(ctx, s.a, s.to, adapters.Outgoing{Text: DeliveryFailedNotice, Cause: s.cause, Plain: true})
-			break
-		}
-	}
+	s.r.sendParts(ctx, s.a, s.to, outs[1:])
 	return true
 }

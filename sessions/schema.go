@@ -123,7 +123,6 @@ CREATE INDEX inbox_finished ON inbox(finished_at) WHERE finished_at IS NOT NULL;
 	// 3: the outbox (outbox.go): what the gateway sent to a chat of a
 	// platform whose clients fetch it (the local API), kept so that a
 	// reply that comes after its request gave up is not lost.
-	// Self-contained: it only adds its own table.
 	`
 CREATE TABLE outbox (
 	id         INTEGER PRIMARY KEY AUTOINCREMENT,
@@ -135,5 +134,25 @@ CREATE TABLE outbox (
 );
 CREATE INDEX outbox_chat ON outbox(platform, chat_id, id);
 CREATE INDEX outbox_created ON outbox(created_at);
+`,
+	// 4: the send queue (sendqueue.go): messages a platform's rate limit
+	// holds back for longer than the gateway waits in line, delivered
+	// when the wait has passed, also after a restart.
+	`
+CREATE TABLE send_queue (
+	id         INTEGER PRIMARY KEY AUTOINCREMENT,
+	platform   TEXT NOT NULL,
+	chat_id    TEXT NOT NULL,
+	thread_id  TEXT NOT NULL DEFAULT '',
+	text       TEXT NOT NULL,
+	cause      TEXT NOT NULL DEFAULT '',
+	part       INTEGER NOT NULL DEFAULT 0,
+	parts      INTEGER NOT NULL DEFAULT 0,
+	plain      INTEGER NOT NULL DEFAULT 0,
+	edit_id    TEXT NOT NULL DEFAULT '',
+	not_before INTEGER NOT NULL,
+	created_at INTEGER NOT NULL
+);
+CREATE INDEX send_queue_chat ON send_queue(platform, chat_id, id);
 `,
 }

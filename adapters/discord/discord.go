@@ -248,6 +248,16 @@ func (a *Adapter) Edit(ctx context.Context, to herald.Target, messageID, text st
 	return nil
 }
 
+// Delete implements adapters.Deleter (a streamed preview the answer
+// could not replace).
+func (a *Adapter) Delete(ctx context.Context, to herald.Target, messageID string) error {
+	ch := channel(to)
+	if err := a.rest.ChannelMessageDelete(ch, messageID, discordgo.WithContext(ctx)); err != nil {
+		return classify(ctx, "delete "+messageID+" in "+ch, err)
+	}
+	return nil
+}
+
 // Typing shows the typing indicator (Discord shows it for about 10 s).
 func (a *Adapter) Typing(ctx context.Context, to herald.Target) error {
 	ch := channel(to)

@@ -287,6 +287,21 @@ func TestAdapter(t *testing.T) {
 			t.Errorf("edits %q, want identical ones skipped", got)
 		}
 	})
+	t.Run("delete", func(t *testing.T) {
+		sent, err := a.Send(ctx, dm, adapters.Outgoing{Text: "preview"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := a.Delete(ctx, dm, sent.MessageID); err != nil {
+			t.Fatal(err)
+		}
+		if got := srv.Deleted(); len(got) != 1 || got[0] != sent.MessageID {
+			t.Errorf("deleted %q, want [%s]", got, sent.MessageID)
+		}
+		if err := a.Delete(ctx, dm, sent.MessageID); err == nil || adapters.IsFatal(err) {
+			t.Errorf("deleting it again: %v", err)
+		}
+	})
 	t.Run("typing", func(t *testing.T) {
 		for range 3 {
 			if err := a.Typing(ctx, herald.Target{Platform: herald.PlatformDiscord, ChatID: "c1", ThreadID: "t1"}); err != nil {

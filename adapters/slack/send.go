@@ -10,6 +10,7 @@ import (
 	"net"
 	"net/http"
 	"net/url"
+	"time"
 
 	slackapi "github.com/slack-go/slack"
 
@@ -153,4 +154,23 @@ func mapError(op string, err error, token string) error {
 		return &adapters.TemporaryError{Err: wrapped}
 	}
 	return wrapped
+}
+
+// Pace is Slack's chat.postMessage limit: about one message a second to
+// a channel.
+func (a *Adapter) Pace(to herald.Target) adapters.Pace {
+	return adapters.Pace{Every: time.Second}
+}
+
+// Delete implements adapters.Deleter with chat.delete (a streamed preview
+// the answer could not replace).
+func (a *Adapter) Delete(ctx context.Context, to herald.Target, messageID string) error {
+	channel := to.ChatID
+	if channel == "" {
+		channel = a.cfg.HomeChannel
+	}
+	if _, _, err := a.api.DeleteMessageContext(ctx, channel, messageID); err != nil {
+		return mapError("delete "+channel+"/"+messageID, err, "SLACK_BOT_TOKEN")
+	}
+	return nil
 }

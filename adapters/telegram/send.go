@@ -243,3 +243,30 @@ func markupRefusal(msg string) bool {
 	return strings.Contains(m, "can't parse entities") || strings.Contains(m, "can't find end") ||
 		strings.Contains(m, "unsupported start tag") || strings.Contains(m, "entity") || strings.Contains(m, "parse")
 }
+
+// Pace is the Bot API's flood limit as Telegram documents it: about one
+// message a second to a chat, and twenty a minute to a group (a chat id
+// below zero).
+func (a *Adapter) Pace(to herald.Target) adapters.Pace {
+	p := adapters.Pace{Every: time.Second}
+	if strings.HasPrefix(to.ChatID, "-") {
+		p.PerMinute = 20
+	}
+	return p
+}
+
+// Delete implements adapters.Deleter with deleteMessage (a streamed
+// preview the answer could not replace).
+func (a *Adapter) Delete(ctx context.Context, to herald.Target, messageID string) error {
+	chat := to.ChatID
+	if chat == "" {
+		chat = a.cfg.HomeChannel
+	}
+	p := tgbotapi.Params{}
+	p["chat_id"] = chat
+	p["message_id"] = messageID
+	if _, err := a.bot(ctx).MakeRequest("deleteMessage", p); err != nil {
+		return a.classify("deleteMessage in "+chat, err)
+	}
+	return nil
+}

@@ -20,6 +20,7 @@
 //	                                           with their files (Message.Files), 413 (code 40005)
 //	                                           past SetUploadLimit (10 MiB by default)
 //	PATCH /api/v9/channels/{id}/messages/{mid} recorded (Edits)
+//	DELETE /api/v9/channels/{id}/messages/{mid} recorded (Deleted); 204
 //	POST  /api/v9/channels/{id}/typing         counted (Typing); 204
 //	GET   /attachments/{channel}/{id}/{name}   attachments added with AddAttachment (or uploaded),
 //	                                           as Discord's CDN serves them; counted (Downloads)

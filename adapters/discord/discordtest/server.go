@@ -90,6 +90,7 @@ type Server struct {
 	sent          []Message
 	messages      map[string]*Message // id → sent message, for edits
 	edits         []Edit
+	deleted       []string
 	typing        map[string]int
 	failures      []failure
 	rejected      int
@@ -145,6 +146,7 @@ func New() *Server {
 	mux.HandleFunc("GET /api/v9/channels/{id}", s.auth(s.channel))
 	mux.HandleFunc("POST /api/v9/channels/{id}/messages", s.auth(s.postMessage))
 	mux.HandleFunc("PATCH /api/v9/channels/{id}/messages/{mid}", s.auth(s.patchMessage))
+	mux.HandleFunc("DELETE /api/v9/channels/{id}/messages/{mid}", s.auth(s.deleteMessage))
 	mux.HandleFunc("POST /api/v9/channels/{id}/typing", s.auth(s.postTyping))
 	mux.HandleFunc("GET /gateway/", s.serveWS)
 	mux.HandleFunc("GET /attachments/", s.serveAttachment)
@@ -356,6 +358,28 @@ func (s *Server) Edits() []Edit {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return append([]Edit(nil), s.edits...)
+}
+
+// Deleted returns the ids of the messages the bot deleted, in order.
+func (s *Server) Deleted() []string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return append([]string(nil), s.deleted...)
+}
+
+func (s *Server) deleteMessage(w http.ResponseWriter, r *http.Request) {
+	s.mu.Lock()
+	m := s.messages[r.PathValue("mid")]
+	if m == nil || m.ChannelID != r.PathValue("id") {
+		s.mu.Unlock()
+		apiError(w, http.StatusNotFound, 10008, "Unknown Message")
+		return
+	}
+	delete(s.messages, m.ID)
+	s.deleted = append(s.deleted, m.ID)
+	s.notify()
+	s.mu.Unlock()
+	w.WriteHeader(http.StatusNoContent)
 }
 
 // Typing is how many typing indicators the bot sent to a channel.

@@ -39,7 +39,7 @@ type Options struct {
 
 // Post is one chat.postMessage or chat.update the bot made.
 type Post struct {
-	Method   string // "chat.postMessage" or "chat.update"
+	Method   string // "chat.postMessage", "chat.update" or "chat.delete"
 	Channel  string
 	ThreadTS string // thread_ts (postMessage)
 	TS       string // the message's ts: new for a post, the edited one for an update
@@ -309,6 +309,14 @@ func (s *Server) serveAPI(w http.ResponseWriter, r *http.Request) {
 		s.setStatus(w, r)
 	case "reactions.add", "reactions.remove":
 		s.react(w, r, method)
+	case "chat.delete":
+		f := r.PostForm
+		p := Post{Method: method, Channel: f.Get("channel"), TS: f.Get("ts"), At: time.Now()}
+		s.mu.Lock()
+		s.posts = append(s.posts, p)
+		s.notify()
+		s.mu.Unlock()
+		writeJSON(w, 200, apiResp{"ok": true, "channel": p.Channel, "ts": p.TS})
 	case "files.info":
 		s.fileInfo(w, r)
 	case "files.getUploadURLExternal":

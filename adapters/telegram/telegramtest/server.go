@@ -85,6 +85,7 @@ type Server struct {
 	deadThreads map[string]bool
 	// migrated maps a group's old chat id to its supergroup's.
 	migrated map[string]int64
+	slow     map[string][]time.Duration
 }
 
 type update struct {
@@ -399,6 +400,11 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
 	if s.faulted(w, method) {
 		return
 	}
+	if d := s.takeSlow(method); d > 0 {
+		rec := httptest.NewRecorder()
+		defer holdAnswer(w, r, rec, d)
+		w = rec
+	}
 	if token != s.opts.Token {
 		writeErr(w, Failure{Code: 401, Description: "Unauthorized"})
 		return
@@ -417,6 +423,8 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
 		s.sendMessage(w, r)
 	case "editMessageText":
 		s.editMessage(w, r)
+	case "deleteMessage":
+		s.deleteMessage(w, r)
 	case "sendChatAction":
 		if r.Form.Get("chat_id") == "" || r.Form.Get("action") == "" {
 			writeErr(w, Failure{Code: 400, Description: "Bad Request: chat_id and action are required"})
