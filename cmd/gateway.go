@@ -115,7 +115,8 @@ func (e *env) gateway(ctx context.Context, args []string) error {
 			a.log.Info("local platform listening", "addr", addr)
 		},
 	})
-	ads := []adapters.Adapter{loc}
+	api := newAPI(a, loc, func() herald.TranscriptAppender { return runner })
+	ads := []adapters.Adapter{loc, api}
 	for _, b := range platformBuilders {
 		ad, ok, err := b(a)
 		if err != nil {
@@ -168,6 +169,7 @@ func gatewayConfig(a *app, ads []adapters.Adapter) gateway.Config {
 		}
 	}
 	add(herald.PlatformLocal, c.Platforms.Local.Common, true)
+	add(herald.PlatformAPI, config.Common{}, true) // behind the local token
 	add(herald.PlatformTelegram, c.Platforms.Telegram.Common, false)
 	add(herald.PlatformDiscord, c.Platforms.Discord.Common, false)
 	add(herald.PlatformSlack, c.Platforms.Slack.Common, false)

@@ -1,0 +1,480 @@
+package openaiapi
+
+// openaiapi.go: the adapter (platform "api") and one turn of a request:
+// the chat taken for the request, the session seeded, the message handed
+// to the gateway, what it sends back collected.
+
+import (
+	"context"
+	"crypto/rand"
+	"fmt"
+	"log/slog"
+	"net/http"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/heraldgw/herald"
+	"github.com/heraldgw/herald/adapters"
+)
+
+// DefaultModel is the model name every client may ask for.
+const DefaultModel = "herald"
+
+// Store is what the API keeps in the state store.
+type Store interface {
+	// SessionSource returns where a stored session's messages come from
+	// (found false when no session has that id).
+	SessionSource(ctx context.Context, id string) (src herald.Source, found bool, err error)
+	GetKV(ctx context.Context, key string) (string, bool, error)
+	SetKV(ctx context.Context, key, value string) error
+	DeleteKV(ctx context.Context, key string) (bool, error)
+}
+
+// Config configures the API.
+type Config struct {
+	// Model is the configured model's name, listed as an alias of
+	// "herald" ("" lists "herald" alone).
+	Model string
+	// Transcript seeds a stateless request's session with its earlier
+	// messages.
+	Transcript herald.TranscriptAppender
+	Store      Store
+	// Started subscribes fn to the start of every turn (agent:start): a
+	// streamed answer learns its session from it before its headers are
+	// sent. Nil: a streamed answer of a new chat goes without the header.
+	Started func(fn func(src herald.Source, sessionID string)) (unsubscribe func())
+	Log     *slog.Logger
+	Now     func() time.Time
+}
+
+// Router is where the API's endpoints are served: the local platform's
+// listener (local.Adapter), whose token guards them.
+type Router interface {
+	HandleAPI(pattern string, h http.HandlerFunc, denied func(w http.ResponseWriter, msg string))
+}
+
+// Adapter is the API's platform.
+type Adapter struct {
+	cfg Config
+	log *slog.Logger
+	seq atomic.Int64
+
+	sink      atomic.Pointer[adapters.Sink]
+	readyOnce sync.Once
+	ready     chan struct{}
+
+	replies adapters.Replies[sentText]
+
+	mu sync.Mutex
+	// sent maps a message id Send returned to the request it went to,
+	// so that Edit finds it; an entry lives as long as its request
+	sent map[string]sentTo
+	// busy holds a channel per chat with a request in flight; the next
+	// request on that chat waits for it to close
+	busy map[string]chan struct{}
+	// starts are the requests waiting to learn their session, by chat
+	starts map[string]chan string
+	// awaiting are sessions whose turn waits for an approval, with their
+	// chat: a new session is stored only when its first turn ends, so
+	// the request answering the approval finds it here
+	awaiting map[string]herald.Source
+}
+
+// maxAwaiting bounds Adapter.awaiting (an approval prompt times out in
+// minutes; an entry left behind is only a lookup).
+const maxAwaiting = 1024
+
+// sentText is a message sent (or edited) in answer to a request: its id
+// and its whole text now.
+type sentText struct {
+	id, text string
+}
+
+type sentTo struct {
+	chat, cause string
+}
+
+var (
+	_ adapters.Adapter = (*Adapter)(nil)
+	_ adapters.Editor  = (*Adapter)(nil)
+)
+
+// New returns the API adapter; Register serves its endpoints.
+func New(cfg Config) *Adapter {
+	if cfg.Log == nil {
+		cfg.Log = slog.New(slog.DiscardHandler)
+	}
+	if cfg.Now == nil {
+		cfg.Now = time.Now
+	}
+	a := &Adapter{cfg: cfg, log: cfg.Log, ready: make(chan struct{}),
+		sent: map[string]sentTo{}, busy: map[string]chan struct{}{}, starts: map[string]chan string{}, awaiting: map[string]herald.Source{}}
+	a.seq.Store(time.Now().UnixNano())
+	return a
+}
+
+// Register serves the API's endpoints on rt. Call it before rt serves.
+func (a *Adapter) Register(rt Router) {
+	rt.HandleAPI("GET /v1/models", a.models, denied)
+	rt.HandleAPI("GET /v1/models/{id}", a.model, denied)
+	rt.HandleAPI("POST /v1/chat/completions", a.chatCompletions, denied)
+	rt.HandleAPI("POST /v1/responses", a.createResponse, denied)
+	rt.HandleAPI("GET /v1/responses/{id}", a.getResponse, denied)
+	rt.HandleAPI("DELETE /v1/responses/{id}", a.deleteResponse, denied)
+}
+
+func denied(w http.ResponseWriter, msg string) {
+	writeError(w, http.StatusUnauthorized, apiError{Message: msg, Type: "invalid_request_error", Code: "invalid_api_key"})
+}
+
+func (a *Adapter) Platform() herald.Platform { return herald.PlatformAPI }
+
+// Limits: an answer is one message of any length.
+func (a *Adapter) Limits() adapters.Limits { return adapters.Limits{} }
+
+// Run takes the gateway's Sink and holds it until ctx ends.
+func (a *Adapter) Run(ctx context.Context, sink adapters.Sink) error {
+	a.sink.Store(&sink)
+	a.readyOnce.Do(func() { close(a.ready) })
+	var unsubscribe func()
+	if a.cfg.Started != nil {
+		unsubscribe = a.cfg.Started(a.turnStarted)
+	}
+	<-ctx.Done()
+	if unsubscribe != nil {
+		unsubscribe()
+	}
+	return nil
+}
+
+// Send hands a message to the request that caused it.
+func (a *Adapter) Send(ctx context.Context, to herald.Target, m adapters.Outgoing) (adapters.Sent, error) {
+	id := "r" + strconv.FormatInt(a.seq.Add(1), 10)
+	a.mu.Lock()
+	a.sent[id] = sentTo{chat: to.ChatID, cause: m.Cause}
+	a.mu.Unlock()
+	if !a.replies.Deliver(to.ChatID, m.Cause, sentText{id: id, text: m.Text}) {
+		// no request waits for it (a notice sent on its own)
+		a.mu.Lock()
+		delete(a.sent, id)
+		a.mu.Unlock()
+		a.log.Debug("api message with no request waiting for it", "chat", to.ChatID)
+	}
+	return adapters.Sent{MessageID: id}, nil
+}
+
+// Edit replaces the text of a message sent to a request still running: a
+// streamed answer gets the new text as a delta.
+func (a *Adapter) Edit(ctx context.Context, to herald.Target, messageID, text string) error {
+	a.mu.Lock()
+	ref, ok := a.sent[messageID]
+	a.mu.Unlock()
+	if ok && ref.chat == to.ChatID {
+		a.replies.Deliver(ref.chat, ref.cause, sentText{id: messageID, text: text})
+	}
+	return nil
+}
+
+// turnStarted is Config.Started's callback.
+func (a *Adapter) turnStarted(src herald.Source, sessionID string) {
+	if src.Platform != herald.PlatformAPI {
+		return
+	}
+	a.mu.Lock()
+	ch := a.starts[src.ChatID]
+	a.mu.Unlock()
+	if ch != nil {
+		select {
+		case ch <- sessionID:
+		default:
+		}
+	}
+}
+
+// conversation is what one request asks for.
+type conversation struct {
+	// session continues a stored session ("" for a new chat)
+	session string
+	// history seeds a new chat's session
+	history []turnMessage
+	prompt  string
+	user    string
+}
+
+type turnMessage struct {
+	role, text string
+}
+
+// turn is one request's message in the gateway.
+type turn struct {
+	a       *Adapter
+	src     herald.Source
+	id      string
+	session string // known at the start when continuing a session
+	w       *adapters.Waiter[sentText]
+	rec     *adapters.Receipt
+	started chan string
+	release func()
+}
+
+// errStatus is a failure with its HTTP answer.
+type errStatus struct {
+	status int
+	err    apiError
+}
+
+func (e *errStatus) Error() string { return e.err.Message }
+
+func failure(status int, typ, code, param, msg string) *errStatus {
+	e := &errStatus{status: status, err: apiError{Message: msg, Type: typ, Code: code}}
+	if param != "" {
+		e.err.Param = &param
+	}
+	return e
+}
+
+// start takes the request's chat (waiting for a request in flight on it),
+// seeds a new chat's session and hands the prompt to the gateway.
+func (a *Adapter) start(ctx context.Context, cv conversation) (*turn, error) {
+	var sink adapters.Sink
+	select {
+	case <-a.ready:
+		sink = *a.sink.Load()
+	case <-ctx.Done():
+		return nil, ctx.Err()
+	}
+	src := herald.Source{Platform: herald.PlatformAPI, ChatType: herald.ChatDM, UserID: cv.user, UserName: cv.user}
+	if cv.session != "" {
+		stored, found, err := a.cfg.Store.SessionSource(ctx, cv.session)
+		a.mu.Lock()
+		if pending, ok := a.awaiting[cv.session]; ok && err == nil {
+			if !found {
+				stored, found = pending, true
+			} else {
+				delete(a.awaiting, cv.session)
+			}
+		}
+		a.mu.Unlock()
+		switch {
+		case err != nil:
+			return nil, failure(http.StatusInternalServerError, "server_error", "store_error", "", "reading the session failed: "+err.Error())
+		case !found:
+			return nil, failure(http.StatusNotFound, "invalid_request_error", "session_not_found", "X-Herald-Session-Id", fmt.Sprintf("no session %q", cv.session))
+		case stored.Platform != herald.PlatformAPI:
+			return nil, failure(http.StatusBadRequest, "invalid_request_error", "session_not_api", "X-Herald-Session-Id", fmt.Sprintf("session %q is a %s session; only sessions of the API (platform api) can be continued here", cv.session, stored.Platform))
+		}
+		src.ChatID, src.UserID, src.UserName = stored.ChatID, stored.UserID, stored.UserName
+	} else {
+		src.ChatID = "api-" + rand.Text()
+	}
+	if src.UserID == "" {
+		src.UserID, src.UserName = "api", "api"
+	}
+	t := &turn{a: a, src: src, id: "m" + rand.Text(), session: cv.session, started: make(chan string, 1)}
+	unlock, err := a.lockChat(ctx, src.ChatID, t.started)
+	if err != nil {
+		return nil, err
+	}
+	for _, m := range cv.history {
+		if err := a.cfg.Transcript.AppendTranscript(ctx, src, m.role, m.text); err != nil {
+			unlock()
+			return nil, failure(http.StatusServiceUnavailable, "server_error", "store_error", "", "storing the conversation failed: "+err.Error())
+		}
+	}
+	w, _ := a.replies.Await(t.id, src.ChatID) // the id is new: never in flight
+	t.w = w
+	t.release = func() {
+		a.replies.Release(t.id, w)
+		a.mu.Lock()
+		for _, s := range w.Got() {
+			delete(a.sent, s.id)
+		}
+		a.mu.Unlock()
+		unlock()
+	}
+	msg := herald.Message{ID: t.id, Text: cv.prompt, Source: src, Mentioned: true, Received: a.cfg.Now()}
+	t.rec = sink.Receive(ctx, msg)
+	if adapters.Refused(t.rec) {
+		t.release()
+		return nil, failure(http.StatusServiceUnavailable, "server_error", "not_taken", "", "the gateway did not take the message: "+t.rec.Outcome().Err.Error())
+	}
+	return t, nil
+}
+
+// begin starts cv's turn; on failure it answers the request with the
+// error and returns nil. A request continuing a session sends only its
+// prompt: the stored session is the history.
+func (a *Adapter) begin(w http.ResponseWriter, r *http.Request, cv conversation) *turn {
+	if cv.session != "" {
+		cv.history = nil
+	}
+	t, err := a.start(r.Context(), cv)
+	if err != nil {
+		if r.Context().Err() == nil {
+			writeFailure(w, err)
+		}
+		return nil
+	}
+	return t
+}
+
+// answer runs cv's turn and returns its answer, with the session it ran
+// in set as the SessionHeader; on failure it has answered the request
+// with the error (ok false).
+func (a *Adapter) answer(w http.ResponseWriter, r *http.Request, cv conversation, hint string) (content string, ok bool) {
+	t := a.begin(w, r, cv)
+	if t == nil {
+		return "", false
+	}
+	defer t.release()
+	select {
+	case <-t.rec.Done():
+	case <-r.Context().Done():
+		return "", false
+	}
+	content, note, fail := t.outcome(hint)
+	if t.session != "" {
+		w.Header().Set(SessionHeader, t.session)
+	}
+	if fail != nil {
+		writeFailure(w, fail)
+		return "", false
+	}
+	return withNote(content, note), true
+}
+
+// lockChat waits until no other request runs on chat, then holds it
+// until the returned function is called. started receives the session
+// of the turn that starts in that chat meanwhile.
+func (a *Adapter) lockChat(ctx context.Context, chat string, started chan string) (func(), error) {
+	for {
+		a.mu.Lock()
+		held := a.busy[chat]
+		if held == nil {
+			mine := make(chan struct{})
+			a.busy[chat] = mine
+			a.starts[chat] = started
+			a.mu.Unlock()
+			return func() {
+				a.mu.Lock()
+				delete(a.busy, chat)
+				delete(a.starts, chat)
+				a.mu.Unlock()
+				close(mine)
+			}, nil
+		}
+		a.mu.Unlock()
+		select {
+		case <-held:
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		}
+	}
+}
+
+// sessionID waits until the turn's session is known: at once when it
+// continues one, else when the turn starts or the message's handling
+// ended.
+func (t *turn) sessionID(ctx context.Context) string {
+	if t.session != "" {
+		return t.session
+	}
+	select {
+	case id := <-t.started:
+		t.session = id
+	case <-t.rec.Done():
+		t.session = t.rec.Outcome().SessionID
+	case <-ctx.Done():
+	}
+	return t.session
+}
+
+// texts are the messages sent so far, each with its latest text, in the
+// order they were first sent.
+func texts(got []sentText) []sentText {
+	var out []sentText
+	at := map[string]int{}
+	for _, s := range got {
+		if i, ok := at[s.id]; ok {
+			out[i].text = s.text
+			continue
+		}
+		at[s.id] = len(out)
+		out = append(out, s)
+	}
+	return out
+}
+
+// withNote is content followed by note, a blank line apart.
+func withNote(content, note string) string {
+	if note == "" {
+		return content
+	}
+	if content == "" {
+		return note
+	}
+	return content + "\n\n" + note
+}
+
+// joinTexts is the answer's content: its messages, a blank line apart.
+func joinTexts(msgs []sentText) string {
+	parts := make([]string, 0, len(msgs))
+	for _, m := range msgs {
+		if strings.TrimSpace(m.text) != "" {
+			parts = append(parts, m.text)
+		}
+	}
+	return strings.Join(parts, "\n\n")
+}
+
+// outcome is how a finished turn answers: its content and a note for
+// the API client after it (how to answer an approval), or a failure.
+func (t *turn) outcome(hint string) (content, note string, fail *errStatus) {
+	o := t.rec.Outcome()
+	if o.SessionID != "" {
+		t.session = o.SessionID
+	}
+	content = joinTexts(texts(t.w.Got()))
+	switch o.Status {
+	case adapters.StatusDone:
+		if o.Err != nil {
+			msg := content
+			if msg == "" {
+				msg = "the turn failed"
+			}
+			return "", "", failure(http.StatusInternalServerError, "server_error", "turn_failed", "", msg)
+		}
+		return content, "", nil
+	case adapters.StatusAwaitingInput:
+		t.a.mu.Lock()
+		if len(t.a.awaiting) >= maxAwaiting {
+			clear(t.a.awaiting)
+		}
+		t.a.awaiting[t.session] = t.src
+		t.a.mu.Unlock()
+		return content, approvalHint(hint, t.session), nil
+	case adapters.StatusInterrupted:
+		return "", "", failure(http.StatusConflict, "server_error", "interrupted", "", "the turn was interrupted (by /stop, /new, or the gateway stopping) before it answered")
+	case adapters.StatusQueued:
+		return "", "", failure(http.StatusConflict, "server_error", "queued", "", "the session is busy; the message was queued")
+	}
+	msg := "the gateway did not answer the message"
+	if o.Err != nil {
+		msg += ": " + o.Err.Error()
+	} else if content != "" {
+		return content, "", nil
+	}
+	return "", "", failure(http.StatusInternalServerError, "server_error", "skipped", "", msg)
+}
+
+// approvalHint tells an API client how to answer an approval prompt.
+func approvalHint(how, session string) string {
+	return fmt.Sprintf("(The turn is waiting for this approval. To answer over the API, send /approve, /approve session, /approve always or /deny as the last user message %s.)", strings.ReplaceAll(how, "{session}", session))
+}
+
+func newID(prefix string) string {
+	return prefix + strings.ToLower(rand.Text())
+}
