@@ -102,18 +102,21 @@ func TestOpenAIClientGo(t *testing.T) {
 }
 
 // The official openai npm package, run by Debian's nodejs, against a
-// running gateway (scripts/test installs nodejs, npm and the package).
+// running gateway. scripts/test installs nodejs and npm, and the package
+// into the cache this test reads (HERALD_NODE_MODULES, else
+// <user cache>/herald-test/openai-node); when the package is missing the
+// test installs it there itself.
 func TestOpenAIClientNode(t *testing.T) {
 	node, err := exec.LookPath("node")
 	if err != nil {
-		t.Skip("node is not installed (scripts/test installs it)")
+		t.Skip("node is not installed (scripts/test installs nodejs and npm)")
 	}
 	modules := os.Getenv("HERALD_NODE_MODULES")
 	if modules == "" {
-		modules = filepath.Join("testdata", "openai-node", "node_modules")
+		modules = installOpenAINode(t)
 	}
 	if _, err := os.Stat(filepath.Join(modules, "openai")); err != nil {
-		t.Skipf("the openai npm package is not installed in %s (scripts/test installs it)", modules)
+		t.Fatalf("the openai npm package is not in %s: %v", modules, err)
 	}
 	abs, _ := filepath.Abs(modules)
 	g := cmdtest.Start(t, cmdtest.Options{})
@@ -133,4 +136,57 @@ func TestOpenAIClientNode(t *testing.T) {
 		!strings.Contains(lines["stream"], "stream from node") || lines["stream-finish"] != "stop" {
 		t.Fatalf("node client output:\n%s", out)
 	}
+}
+
+// installOpenAINode installs testdata/openai-node/package.json's
+// dependencies into the user's cache (once: a copy installed by another
+// run is used as is) and returns its node_modules.
+func installOpenAINode(t *testing.T) string {
+	t.Helper()
+	cache, err := os.UserCacheDir()
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := filepath.Join(cache, "herald-test", "openai-node")
+	modules := filepath.Join(dir, "node_modules")
+	want, err := os.ReadFile(filepath.Join("testdata", "openai-node", "package.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if have, err := os.ReadFile(filepath.Join(dir, "package.json")); err == nil && string(have) == string(want) {
+		if _, err := os.Stat(filepath.Join(modules, "openai")); err == nil {
+			return modules
+		}
+	}
+	npm, err := exec.LookPath("npm")
+	if err != nil {
+		t.Fatal("node is installed but npm is not (scripts/test installs both)")
+	}
+	// install beside the cache and move it in whole, so that a run
+	// beside this one never sees half an install
+	if err := os.MkdirAll(filepath.Dir(dir), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	tmp, err := os.MkdirTemp(filepath.Dir(dir), "openai-node-")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer os.RemoveAll(tmp)
+	if err := os.WriteFile(filepath.Join(tmp, "package.json"), want, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	inst := exec.Command(npm, "install", "--no-audit", "--no-fund", "--loglevel=error")
+	inst.Dir = tmp
+	if out, err := inst.CombinedOutput(); err != nil {
+		t.Fatalf("npm install openai (the npm registry must be reachable): %v\n%s", err, out)
+	}
+	os.RemoveAll(dir + ".old")
+	os.Rename(dir, dir+".old")
+	if err := os.Rename(tmp, dir); err != nil {
+		if _, serr := os.Stat(filepath.Join(modules, "openai")); serr != nil {
+			t.Fatal(err)
+		}
+	}
+	os.RemoveAll(dir + ".old")
+	return modules
 }
