@@ -133,7 +133,10 @@ func TestOpenAIClientNode(t *testing.T) {
 		}
 	}
 	if !strings.HasPrefix(lines["models"], "herald") || !strings.Contains(lines["chat"], "hello from node") ||
-		!strings.Contains(lines["stream"], "stream from node") || lines["stream-finish"] != "stop" {
+		!strings.Contains(lines["stream"], "stream from node") || lines["stream-finish"] != "stop" ||
+		!strings.Contains(lines["response"], "response from node") || lines["response-previous"] != "true" ||
+		!strings.Contains(lines["response-stream"], "streamed response") || lines["response-stream-status"] != "completed" ||
+		lines["response-retrieved"] != "true" || lines["response-deleted"] != "true" {
 		t.Fatalf("node client output:\n%s", out)
 	}
 }

@@ -233,42 +233,14 @@ func (a *Adapter) streamChat(ctx context.Context, w http.ResponseWriter, t *turn
 	if chunk(outMessage{Role: "assistant", Content: new(string)}, nil) != nil {
 		return
 	}
-	var d deltas
-	for done := false; !done; {
-		select {
-		case <-t.w.Arrived():
-		case <-t.rec.Done():
-			done = true
-		case <-ctx.Done():
-			return
-		}
-		if done {
-			break
-		}
-		if text := d.next(texts(t.w.Got())); text != "" {
-			if chunk(outMessage{Content: &text}, nil) != nil {
-				return
-			}
-		}
+	fail, ok := t.stream(ctx, hint, func(text string) error { return chunk(outMessage{Content: &text}, nil) })
+	if !ok {
+		return
 	}
-	_, note, fail := t.outcome(hint)
 	if fail != nil {
 		out.event("", map[string]apiError{"error": fail.err})
 		out.done()
 		return
-	}
-	// what arrived since the last delta, and the note, end the answer
-	text := d.next(texts(t.w.Got()))
-	switch {
-	case note != "" && d.any:
-		text += "\n\n" + note
-	case note != "":
-		text = note
-	}
-	if text != "" {
-		if chunk(outMessage{Content: &text}, nil) != nil {
-			return
-		}
 	}
 	stop := "stop"
 	if chunk(outMessage{}, &stop) != nil {

@@ -7,7 +7,8 @@
 //	POST   /v1/chat/completions   OpenAI's shapes; "stream": true answers with
 //	                              SSE chat.completion.chunks ending in [DONE]
 //	POST   /v1/responses          the Responses API; previous_response_id
-//	                              continues the session of that response
+//	                              continues the session of that response;
+//	                              "stream": true answers with its events
 //	GET    /v1/responses/{id}     a stored response
 //	DELETE /v1/responses/{id}     forget it
 //

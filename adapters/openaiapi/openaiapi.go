@@ -430,6 +430,45 @@ func joinTexts(msgs []sentText) string {
 	return strings.Join(parts, "\n\n")
 }
 
+// stream hands send the answer's text as it grows, until the message's
+// handling ends; the note (how to answer an approval) ends it. It
+// returns the turn's failure, if any, and ok false when the client went
+// away or send failed.
+func (t *turn) stream(ctx context.Context, hint string, send func(delta string) error) (fail *errStatus, ok bool) {
+	var d deltas
+	for {
+		select {
+		case <-t.w.Arrived():
+			if text := d.next(texts(t.w.Got())); text != "" {
+				if send(text) != nil {
+					return nil, false
+				}
+			}
+			continue
+		case <-t.rec.Done():
+		case <-ctx.Done():
+			return nil, false
+		}
+		break
+	}
+	_, note, fail := t.outcome(hint)
+	if fail != nil {
+		return fail, true
+	}
+	// what arrived since the last delta, and the note, end the answer
+	text := d.next(texts(t.w.Got()))
+	switch {
+	case note != "" && d.any:
+		text += "\n\n" + note
+	case note != "":
+		text = note
+	}
+	if text != "" && send(text) != nil {
+		return nil, false
+	}
+	return nil, true
+}
+
 // outcome is how a finished turn answers: its content and a note for
 // the API client after it (how to answer an approval), or a failure.
 func (t *turn) outcome(hint string) (content, note string, fail *errStatus) {

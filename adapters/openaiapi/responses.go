@@ -7,6 +7,7 @@ package openaiapi
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"fmt"
 	"net/http"
@@ -126,10 +127,6 @@ func (a *Adapter) createResponse(w http.ResponseWriter, r *http.Request) {
 	if !a.decode(w, r, &req, &req.Model) {
 		return
 	}
-	if req.Stream {
-		writeFailure(w, badRequest("stream", "streaming is not supported on /v1/responses yet; use /v1/chat/completions with \"stream\": true"))
-		return
-	}
 	cv, err := inputConversation(req)
 	if err != nil {
 		writeFailure(w, err)
@@ -148,16 +145,36 @@ func (a *Adapter) createResponse(w http.ResponseWriter, r *http.Request) {
 		}
 		cv.session = prev.SessionID
 	}
-	content, ok := a.answer(w, r, cv, "with previous_response_id set to this response's id")
+	const hint = "with previous_response_id set to this response's id"
+	resp := a.newResponse(req)
+	if req.Stream {
+		t := a.begin(w, r, cv)
+		if t == nil {
+			return
+		}
+		defer t.release()
+		a.streamResponse(r.Context(), w, t, resp, hint, req.Store == nil || *req.Store)
+		return
+	}
+	content, ok := a.answer(w, r, cv, hint)
 	if !ok {
 		return
 	}
-	session := w.Header().Get(SessionHeader)
+	resp = completed(resp, content)
+	if req.Store == nil || *req.Store {
+		if err := a.saveResponse(r.Context(), w.Header().Get(SessionHeader), resp); err != nil {
+			writeFailure(w, err)
+			return
+		}
+	}
+	writeJSON(w, http.StatusOK, resp)
+}
+
+// newResponse is the response to req, before its output.
+func (a *Adapter) newResponse(req responseRequest) responseObject {
 	resp := responseObject{
-		ID: newID("resp_"), Object: "response", CreatedAt: a.cfg.Now().Unix(), Status: "completed", Model: req.Model,
-		Output: []outputItem{{Type: "message", ID: newID("msg_"), Status: "completed", Role: "assistant",
-			Content: []outputText{{Type: "output_text", Text: content, Annotations: []any{}}}}},
-		OutputText: content, Error: json.RawMessage("null"), IncompleteDetails: json.RawMessage("null"),
+		ID: newID("resp_"), Object: "response", CreatedAt: a.cfg.Now().Unix(), Status: "in_progress", Model: req.Model,
+		Output: []outputItem{}, Error: json.RawMessage("null"), IncompleteDetails: json.RawMessage("null"),
 		Metadata: map[string]any{}, Tools: []any{}, ToolChoice: "auto",
 	}
 	if req.PreviousResponseID != "" {
@@ -166,14 +183,94 @@ func (a *Adapter) createResponse(w http.ResponseWriter, r *http.Request) {
 	if req.Instructions != "" {
 		resp.Instructions = &req.Instructions
 	}
-	if req.Store == nil || *req.Store {
-		b, _ := json.Marshal(storedResponse{SessionID: session, Response: resp})
-		if err := a.cfg.Store.SetKV(r.Context(), responseKey+resp.ID, string(b)); err != nil {
-			writeFailure(w, failure(http.StatusServiceUnavailable, "server_error", "store_error", "", "storing the response failed: "+err.Error()))
-			return
+	return resp
+}
+
+// completed is resp with its output: one assistant message.
+func completed(resp responseObject, content string) responseObject {
+	resp.Status = "completed"
+	resp.Output = []outputItem{{Type: "message", ID: newID("msg_"), Status: "completed", Role: "assistant",
+		Content: []outputText{{Type: "output_text", Text: content, Annotations: []any{}}}}}
+	resp.OutputText = content
+	return resp
+}
+
+func (a *Adapter) saveResponse(ctx context.Context, session string, resp responseObject) error {
+	b, _ := json.Marshal(storedResponse{SessionID: session, Response: resp})
+	if err := a.cfg.Store.SetKV(ctx, responseKey+resp.ID, string(b)); err != nil {
+		return failure(http.StatusServiceUnavailable, "server_error", "store_error", "", "storing the response failed: "+err.Error())
+	}
+	return nil
+}
+
+// streamResponse answers with the Responses API's events:
+// response.created, response.output_item.added,
+// response.content_part.added, response.output_text.delta as the answer
+// grows, then the .done events and response.completed (or an error
+// event and response.failed).
+func (a *Adapter) streamResponse(ctx context.Context, w http.ResponseWriter, t *turn, resp responseObject, hint string, store bool) {
+	if id := t.sessionID(ctx); id != "" {
+		w.Header().Set(SessionHeader, id)
+	}
+	if ctx.Err() != nil {
+		return
+	}
+	out := startSSE(w)
+	seq := 0
+	emit := func(typ string, fields map[string]any) error {
+		fields["type"] = typ
+		fields["sequence_number"] = seq
+		seq++
+		return out.event(typ, fields)
+	}
+	itemID := newID("msg_")
+	item := outputItem{Type: "message", ID: itemID, Status: "in_progress", Role: "assistant", Content: []outputText{}}
+	part := outputText{Type: "output_text", Text: "", Annotations: []any{}}
+	at := map[string]any{"item_id": itemID, "output_index": 0, "content_index": 0}
+	with := func(extra map[string]any) map[string]any {
+		m := map[string]any{}
+		for k, v := range at {
+			m[k] = v
+		}
+		for k, v := range extra {
+			m[k] = v
+		}
+		return m
+	}
+	if emit("response.created", map[string]any{"response": resp}) != nil ||
+		emit("response.output_item.added", map[string]any{"output_index": 0, "item": item}) != nil ||
+		emit("response.content_part.added", with(map[string]any{"part": part})) != nil {
+		return
+	}
+	var text strings.Builder
+	fail, ok := t.stream(ctx, hint, func(delta string) error {
+		text.WriteString(delta)
+		return emit("response.output_text.delta", with(map[string]any{"delta": delta}))
+	})
+	if !ok {
+		return
+	}
+	if fail != nil {
+		emit("error", map[string]any{"code": fail.err.Code, "message": fail.err.Message, "param": fail.err.Param})
+		resp.Status = "failed"
+		resp.Error, _ = json.Marshal(map[string]string{"code": fail.err.Code, "message": fail.err.Message})
+		emit("response.failed", map[string]any{"response": resp})
+		return
+	}
+	resp = completed(resp, text.String())
+	resp.Output[0].ID = itemID
+	part.Text = text.String()
+	if emit("response.output_text.done", with(map[string]any{"text": part.Text})) != nil ||
+		emit("response.content_part.done", with(map[string]any{"part": part})) != nil ||
+		emit("response.output_item.done", map[string]any{"output_index": 0, "item": resp.Output[0]}) != nil {
+		return
+	}
+	if store {
+		if err := a.saveResponse(ctx, t.session, resp); err != nil {
+			a.log.Error("streamed response not stored", "response", resp.ID, "err", err)
 		}
 	}
-	writeJSON(w, http.StatusOK, resp)
+	emit("response.completed", map[string]any{"response": resp})
 }
 
 func (a *Adapter) loadResponse(r *http.Request, id string) (storedResponse, bool, error) {

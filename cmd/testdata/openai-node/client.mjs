@@ -23,3 +23,22 @@ for await (const chunk of stream) {
 }
 console.log("stream: " + text.replace(/\n/g, " "));
 console.log("stream-finish: " + finish);
+
+const first = await client.responses.create({ model: "herald", input: "response from node" });
+console.log("response: " + first.output_text.replace(/\n/g, " "));
+const second = await client.responses.create({ model: "herald", input: "second response", previous_response_id: first.id });
+console.log("response-previous: " + (second.previous_response_id === first.id));
+const rstream = await client.responses.create({ model: "herald", input: "streamed response", stream: true });
+let rtext = "", rdone = "";
+for await (const ev of rstream) {
+  if (ev.type === "response.output_text.delta") rtext += ev.delta;
+  if (ev.type === "response.completed") rdone = ev.response.status;
+}
+console.log("response-stream: " + rtext.replace(/\n/g, " "));
+console.log("response-stream-status: " + rdone);
+const got = await client.responses.retrieve(first.id);
+console.log("response-retrieved: " + (got.id === first.id));
+await client.responses.del(first.id);
+let gone = false;
+try { await client.responses.retrieve(first.id); } catch (e) { gone = e.status === 404; }
+console.log("response-deleted: " + gone);
