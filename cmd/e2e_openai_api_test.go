@@ -154,6 +154,8 @@ func TestOpenAIErrors(t *testing.T) {
 		{"/v1/chat/completions", `{"model":"herald","messages":[{"role":"wizard","content":"x"}]}`, 400, "messages[0].role"},
 		{"/v1/chat/completions", `{"model":"herald","messages":[{"role":"user","content":[{"type":"image_url","image_url":{"url":"x"}}]}]}`, 400, "messages[0].content[0].type"},
 		{"/v1/chat/completions", `{"model":"herald","messages":[{"role":"user","content":"x"}]} {}`, 400, ""},
+		{"/v1/chat/completions", `{"model":"herald","user":"` + strings.Repeat("u", 257) + `","messages":[{"role":"user","content":"x"}]}`, 400, "user"},
+		{"/v1/chat/completions", `{"model":"herald","stream":"yes","messages":[{"role":"user","content":"x"}]}`, 400, "stream"},
 		{"/v1/responses", `{"model":"herald"}`, 400, "input"},
 		{"/v1/responses", `{"model":"herald","input":"x","previous_response_id":"resp_nope"}`, 404, "previous_response_id"},
 		{"/v1/responses", `{"model":"herald","input":[{"role":"user","content":"x"},{"role":"wizard","content":"y"}]}`, 400, "input[1].role"},

@@ -88,6 +88,10 @@ func (a *Adapter) checkModel(name string) error {
 	return nil
 }
 
+// MaxUserLength bounds "user", in bytes (as the local platform bounds
+// its ids).
+const MaxUserLength = 256
+
 type chatRequest struct {
 	Model         string        `json:"model"`
 	Messages      []chatMessage `json:"messages"`
@@ -135,6 +139,9 @@ type chatCompletion struct {
 // user's prompt, the ones before it the history of a new chat.
 func conversationOf(req chatRequest, session string) (conversation, error) {
 	cv := conversation{session: session, user: req.User}
+	if len(req.User) > MaxUserLength {
+		return cv, badRequest("user", fmt.Sprintf(`"user" is %d bytes long; at most %d are allowed`, len(req.User), MaxUserLength))
+	}
 	if len(req.Messages) == 0 {
 		return cv, badRequest("messages", `"messages" must hold at least one message`)
 	}

@@ -246,32 +246,9 @@ func (a *Adapter) start(ctx context.Context, cv conversation) (*turn, error) {
 	case <-ctx.Done():
 		return nil, ctx.Err()
 	}
-	src := herald.Source{Platform: herald.PlatformAPI, ChatType: herald.ChatDM, UserID: cv.user, UserName: cv.user}
-	if cv.session != "" {
-		stored, found, err := a.cfg.Store.SessionSource(ctx, cv.session)
-		a.mu.Lock()
-		if pending, ok := a.awaiting[cv.session]; ok && err == nil {
-			if !found {
-				stored, found = pending, true
-			} else {
-				delete(a.awaiting, cv.session)
-			}
-		}
-		a.mu.Unlock()
-		switch {
-		case err != nil:
-			return nil, failure(http.StatusInternalServerError, "server_error", "store_error", "", "reading the session failed: "+err.Error())
-		case !found:
-			return nil, failure(http.StatusNotFound, "invalid_request_error", "session_not_found", "X-Herald-Session-Id", fmt.Sprintf("no session %q", cv.session))
-		case stored.Platform != herald.PlatformAPI:
-			return nil, failure(http.StatusBadRequest, "invalid_request_error", "session_not_api", "X-Herald-Session-Id", fmt.Sprintf("session %q is a %s session; only sessions of the API (platform api) can be continued here", cv.session, stored.Platform))
-		}
-		src.ChatID, src.UserID, src.UserName = stored.ChatID, stored.UserID, stored.UserName
-	} else {
-		src.ChatID = "api-" + rand.Text()
-	}
-	if src.UserID == "" {
-		src.UserID, src.UserName = "api", "api"
+	src, err := a.source(ctx, cv)
+	if err != nil {
+		return nil, err
 	}
 	t := &turn{a: a, src: src, id: "m" + rand.Text(), session: cv.session, started: make(chan string, 1)}
 	unlock, err := a.lockChat(ctx, src.ChatID, t.started)
@@ -302,6 +279,38 @@ func (a *Adapter) start(ctx context.Context, cv conversation) (*turn, error) {
 		return nil, failure(http.StatusServiceUnavailable, "server_error", "not_taken", "", "the gateway did not take the message: "+t.rec.Outcome().Err.Error())
 	}
 	return t, nil
+}
+
+// source is where cv's message comes from: the chat of the session it
+// continues, or a new chat.
+func (a *Adapter) source(ctx context.Context, cv conversation) (herald.Source, error) {
+	src := herald.Source{Platform: herald.PlatformAPI, ChatType: herald.ChatDM, UserID: cv.user, UserName: cv.user}
+	if cv.session == "" {
+		src.ChatID = "api-" + rand.Text()
+		if src.UserID == "" {
+			src.UserID, src.UserName = "api", "api"
+		}
+		return src, nil
+	}
+	stored, found, err := a.cfg.Store.SessionSource(ctx, cv.session)
+	a.mu.Lock()
+	if pending, ok := a.awaiting[cv.session]; ok && err == nil {
+		if !found {
+			stored, found = pending, true
+		} else {
+			delete(a.awaiting, cv.session)
+		}
+	}
+	a.mu.Unlock()
+	switch {
+	case err != nil:
+		return src, failure(http.StatusInternalServerError, "server_error", "store_error", "", "reading the session failed: "+err.Error())
+	case !found:
+		return src, failure(http.StatusNotFound, "invalid_request_error", "session_not_found", SessionHeader, fmt.Sprintf("no session %q", cv.session))
+	case stored.Platform != herald.PlatformAPI:
+		return src, failure(http.StatusBadRequest, "invalid_request_error", "session_not_api", SessionHeader, fmt.Sprintf("session %q is a %s session; only sessions of the API (platform api) can be continued here", cv.session, stored.Platform))
+	}
+	return stored, nil
 }
 
 // begin starts cv's turn; on failure it answers the request with the
