@@ -64,7 +64,8 @@ func fakeModelEnv(srv *agenttest.Server) map[string]string {
 func TestOpenAIChatHistoryAndSessions(t *testing.T) {
 	srv := agenttest.New(t)
 	srv.Default = agenttest.Reply{Func: func(r *agenttest.Request) agenttest.Reply {
-		return agenttest.Reply{Content: "answer to " + r.LastMessage().Content, Pieces: 4}
+		return agenttest.Reply{Content: "answer to " + r.LastMessage().Content, Pieces: 4,
+			Usage: &openai.Usage{PromptTokens: 11, CompletionTokens: 7, TotalTokens: 18}}
 	}}
 	g := cmdtest.Start(t, cmdtest.Options{Env: fakeModelEnv(srv)})
 	ctx := context.Background()
@@ -85,6 +86,9 @@ func TestOpenAIChatHistoryAndSessions(t *testing.T) {
 	}
 	if got := resp.Choices[0].Message.Content; got != "answer to beta question" {
 		t.Fatalf("content = %q", got)
+	}
+	if resp.Usage.PromptTokens != 11 || resp.Usage.CompletionTokens != 7 || resp.Usage.TotalTokens != 18 {
+		t.Fatalf("usage = %+v", resp.Usage)
 	}
 	saw := seen(srv)
 	for _, want := range []string{"system: speak like a herald", "user: alpha question", "assistant: alpha answer", "user: beta question"} {
@@ -108,11 +112,13 @@ func TestOpenAIChatHistoryAndSessions(t *testing.T) {
 
 	// a streamed answer made of several model pieces arrives whole
 	st, err := c.CreateChatCompletionStream(ctx, openai.ChatCompletionRequest{Model: "herald", Stream: true,
-		Messages: []openai.ChatCompletionMessage{{Role: "user", Content: "delta question"}}})
+		StreamOptions: &openai.StreamOptions{IncludeUsage: true},
+		Messages:      []openai.ChatCompletionMessage{{Role: "user", Content: "delta question"}}})
 	if err != nil {
 		t.Fatal(err)
 	}
 	var text strings.Builder
+	var streamUsage *openai.Usage
 	for {
 		ch, err := st.Recv()
 		if errors.Is(err, io.EOF) {
@@ -124,10 +130,16 @@ func TestOpenAIChatHistoryAndSessions(t *testing.T) {
 		for _, c := range ch.Choices {
 			text.WriteString(c.Delta.Content)
 		}
+		if ch.Usage != nil {
+			streamUsage = ch.Usage
+		}
 	}
 	st.Close()
 	if text.String() != "answer to delta question" {
 		t.Fatalf("streamed %q", text.String())
+	}
+	if streamUsage == nil || streamUsage.TotalTokens != 18 {
+		t.Fatalf("stream usage = %+v", streamUsage)
 	}
 
 	// an unknown session
@@ -214,13 +226,16 @@ func chatContent(out map[string]any) string {
 func TestOpenAIResponses(t *testing.T) {
 	srv := agenttest.New(t)
 	srv.Default = agenttest.Reply{Func: func(r *agenttest.Request) agenttest.Reply {
-		return agenttest.Reply{Content: "answer to " + r.LastMessage().Content}
+		return agenttest.Reply{Content: "answer to " + r.LastMessage().Content, Usage: &openai.Usage{PromptTokens: 5, CompletionTokens: 3, TotalTokens: 8}}
 	}}
 	home := t.TempDir()
 	g := cmdtest.Start(t, cmdtest.Options{Home: home, Env: fakeModelEnv(srv)})
 	code, hdr, first := apiCall(t, g, "POST", "/v1/responses", `{"model":"herald","input":"one","instructions":"be a herald"}`, nil)
 	if code != 200 || first["object"] != "response" || first["status"] != "completed" || first["output_text"] != "answer to one" {
 		t.Fatalf("create: %d %v", code, first)
+	}
+	if u, _ := first["usage"].(map[string]any); u["input_tokens"] != 5.0 || u["output_tokens"] != 3.0 || u["total_tokens"] != 8.0 {
+		t.Fatalf("usage = %v", first["usage"])
 	}
 	output := first["output"].([]any)[0].(map[string]any)
 	if output["type"] != "message" || output["role"] != "assistant" || output["content"].([]any)[0].(map[string]any)["text"] != "answer to one" {

@@ -22,11 +22,12 @@ func newAPI(a *app, loc *local.Adapter, transcript func() herald.TranscriptAppen
 		Transcript: lateTranscript(transcript),
 		Store:      apiStore{a.store},
 		Log:        a.log.With("platform", "api"),
-		Started: func(fn func(herald.Source, string)) func() {
-			return a.hooks.Subscribe(hooks.Subscription{Name: "api sessions", Attach: hooks.AttachInternal, Events: []string{hooks.AgentStartEv}, QueueSize: 1024,
+		Observe: func(fn func(openaiapi.TurnEvent)) func() {
+			return a.hooks.Subscribe(hooks.Subscription{Name: "api turns", Attach: hooks.AttachInternal, QueueSize: 4096,
+				Events: []string{hooks.AgentStartEv, hooks.PostAPIRequestHook, hooks.AgentEndEv},
 				Handler: func(ctx context.Context, ev hooks.Event) (any, error) {
-					if st, ok := ev.Payload.(*hooks.AgentStart); ok && st.Platform == string(herald.PlatformAPI) {
-						fn(herald.Source{Platform: herald.PlatformAPI, ChatID: st.ChatID, UserID: st.UserID}, st.SessionID)
+					if te, ok := apiTurnEvent(ev.Payload); ok {
+						fn(te)
 					}
 					return nil, nil
 				}})
@@ -55,4 +56,20 @@ func (s apiStore) SessionSource(ctx context.Context, id string) (herald.Source, 
 	}
 	return herald.Source{Platform: herald.Platform(sess.Platform), ChatID: sess.ChatID, ChatType: herald.ChatType(sess.ChatType),
 		UserID: sess.UserID, UserName: sess.UserName, ThreadID: sess.ThreadID}, true, nil
+}
+
+// apiTurnEvent reads what the API follows of a turn on platform api from
+// a hook payload.
+func apiTurnEvent(payload any) (openaiapi.TurnEvent, bool) {
+	api := string(herald.PlatformAPI)
+	switch p := payload.(type) {
+	case *hooks.AgentStart:
+		return openaiapi.TurnEvent{Kind: openaiapi.TurnStarted, ChatID: p.ChatID, SessionID: p.SessionID}, p.Platform == api
+	case *hooks.APIResponse:
+		return openaiapi.TurnEvent{Kind: openaiapi.TurnUsage, SessionID: p.SessionID,
+			PromptTokens: p.Usage["prompt_tokens"], CompletionTokens: p.Usage["completion_tokens"]}, p.Platform == api
+	case *hooks.AgentEnd:
+		return openaiapi.TurnEvent{Kind: openaiapi.TurnEnded, SessionID: p.SessionID}, p.Platform == api
+	}
+	return openaiapi.TurnEvent{}, false
 }

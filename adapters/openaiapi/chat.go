@@ -210,14 +210,14 @@ func (a *Adapter) chatCompletions(w http.ResponseWriter, r *http.Request) {
 		a.streamChat(r.Context(), w, t, c, hint, req.StreamOptions != nil && req.StreamOptions.IncludeUsage)
 		return
 	}
-	content, ok := a.answer(w, r, cv, hint)
+	content, u, ok := a.answer(w, r, cv, hint)
 	if !ok {
 		return
 	}
 	stop := "stop"
 	c.Object = "chat.completion"
 	c.Choices = []chatChoice{{Message: &outMessage{Role: "assistant", Content: &content}, FinishReason: &stop}}
-	c.Usage = &usage{}
+	c.Usage = &u
 	writeJSON(w, http.StatusOK, c)
 }
 
@@ -254,8 +254,9 @@ func (a *Adapter) streamChat(ctx context.Context, w http.ResponseWriter, t *turn
 		return
 	}
 	if withUsage {
+		u := t.finalUsage(ctx)
 		c.Choices = []chatChoice{}
-		c.Usage = &usage{}
+		c.Usage = &u
 		out.event("", c)
 	}
 	out.done()

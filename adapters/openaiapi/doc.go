@@ -37,6 +37,8 @@
 //
 // Response ids of /v1/responses are kept in state.db's kv table (with
 // the stored response and its session), so previous_response_id works
-// across restarts. Token usage is not tracked per request yet: usage
-// fields are 0.
+// across restarts. An answer's usage is the sum of its turn's model
+// calls, read from the post_api_request hook point (Config.Observe): a
+// finished turn's answer waits (at most endWait) for its agent:end, so
+// that every call is counted.
 package openaiapi

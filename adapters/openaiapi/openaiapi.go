@@ -42,13 +42,34 @@ type Config struct {
 	// messages.
 	Transcript herald.TranscriptAppender
 	Store      Store
-	// Started subscribes fn to the start of every turn (agent:start): a
-	// streamed answer learns its session from it before its headers are
-	// sent. Nil: a streamed answer of a new chat goes without the header.
-	Started func(fn func(src herald.Source, sessionID string)) (unsubscribe func())
+	// Observe subscribes fn to what the gateway's hook points say of
+	// turns on platform api (in the order they happened): a streamed
+	// answer learns its session from a turn's start before its headers
+	// are sent, and an answer's usage is the sum of its model calls'.
+	// Nil: a streamed answer of a new chat goes without the header, and
+	// usage is 0.
+	Observe func(fn func(TurnEvent)) (unsubscribe func())
 	Log     *slog.Logger
 	Now     func() time.Time
 }
+
+// TurnEvent is one hook point of a turn on platform api.
+type TurnEvent struct {
+	// Kind is TurnStarted (agent:start), TurnUsage (post_api_request) or
+	// TurnEnded (agent:end).
+	Kind      string
+	ChatID    string // TurnStarted
+	SessionID string
+	// Usage of one model call (TurnUsage).
+	PromptTokens, CompletionTokens int
+}
+
+// TurnEvent kinds.
+const (
+	TurnStarted = "started"
+	TurnUsage   = "usage"
+	TurnEnded   = "ended"
+)
 
 // Router is where the API's endpoints are served: the local platform's
 // listener (local.Adapter), whose token guards them.
@@ -75,8 +96,10 @@ type Adapter struct {
 	// busy holds a channel per chat with a request in flight; the next
 	// request on that chat waits for it to close
 	busy map[string]chan struct{}
-	// starts are the requests waiting to learn their session, by chat
-	starts map[string]chan string
+	// starting are the requests whose turn has not started, by chat;
+	// running those whose turn runs, by session (turn events find them)
+	starting map[string]*turn
+	running  map[string]*turn
 	// awaiting are sessions whose turn waits for an approval, with their
 	// chat: a new session is stored only when its first turn ends, so
 	// the request answering the approval finds it here
@@ -111,7 +134,7 @@ func New(cfg Config) *Adapter {
 		cfg.Now = time.Now
 	}
 	a := &Adapter{cfg: cfg, log: cfg.Log, ready: make(chan struct{}),
-		sent: map[string]sentTo{}, busy: map[string]chan struct{}{}, starts: map[string]chan string{}, awaiting: map[string]herald.Source{}}
+		sent: map[string]sentTo{}, busy: map[string]chan struct{}{}, starting: map[string]*turn{}, running: map[string]*turn{}, awaiting: map[string]herald.Source{}}
 	a.seq.Store(time.Now().UnixNano())
 	return a
 }
@@ -140,8 +163,8 @@ func (a *Adapter) Run(ctx context.Context, sink adapters.Sink) error {
 	a.sink.Store(&sink)
 	a.readyOnce.Do(func() { close(a.ready) })
 	var unsubscribe func()
-	if a.cfg.Started != nil {
-		unsubscribe = a.cfg.Started(a.turnStarted)
+	if a.cfg.Observe != nil {
+		unsubscribe = a.cfg.Observe(a.observe)
 	}
 	<-ctx.Done()
 	if unsubscribe != nil {
@@ -178,18 +201,30 @@ func (a *Adapter) Edit(ctx context.Context, to herald.Target, messageID, text st
 	return nil
 }
 
-// turnStarted is Config.Started's callback.
-func (a *Adapter) turnStarted(src herald.Source, sessionID string) {
-	if src.Platform != herald.PlatformAPI {
-		return
-	}
+// observe is Config.Observe's callback: it hands a turn's session, its
+// usage and its end to the request it answers.
+func (a *Adapter) observe(ev TurnEvent) {
 	a.mu.Lock()
-	ch := a.starts[src.ChatID]
-	a.mu.Unlock()
-	if ch != nil {
-		select {
-		case ch <- sessionID:
-		default:
+	defer a.mu.Unlock()
+	switch ev.Kind {
+	case TurnStarted:
+		t := a.starting[ev.ChatID]
+		if t == nil {
+			return
+		}
+		delete(a.starting, ev.ChatID)
+		a.running[ev.SessionID] = t
+		t.started <- ev.SessionID // buffered 1, sent once
+	case TurnUsage:
+		if t := a.running[ev.SessionID]; t != nil {
+			t.usage.PromptTokens += ev.PromptTokens
+			t.usage.CompletionTokens += ev.CompletionTokens
+			t.usage.TotalTokens += ev.PromptTokens + ev.CompletionTokens
+		}
+	case TurnEnded:
+		if t := a.running[ev.SessionID]; t != nil {
+			delete(a.running, ev.SessionID)
+			close(t.ended)
 		}
 	}
 }
@@ -217,7 +252,40 @@ type turn struct {
 	w       *adapters.Waiter[sentText]
 	rec     *adapters.Receipt
 	started chan string
+	// ended is closed when the turn's agent:end was seen; usage (guarded
+	// by Adapter.mu) is then complete
+	ended   chan struct{}
+	usage   usage
 	release func()
+}
+
+// endWait bounds the wait for a finished turn's agent:end (emitted just
+// after the message's receipt resolved), for its usage.
+const endWait = 2 * time.Second
+
+// finalUsage is the turn's token usage: once its message's handling
+// ended, it waits (bounded) for the turn's last hook points. A turn
+// that never started a model run, or waits for an approval, has none.
+func (t *turn) finalUsage(ctx context.Context) usage {
+	if t.rec.Outcome().Status != adapters.StatusAwaitingInput && t.startSeen() {
+		timer := time.NewTimer(endWait)
+		select {
+		case <-t.ended:
+		case <-timer.C:
+		case <-ctx.Done():
+		}
+		timer.Stop()
+	}
+	t.a.mu.Lock()
+	defer t.a.mu.Unlock()
+	return t.usage
+}
+
+// startSeen reports whether the turn's start was seen.
+func (t *turn) startSeen() bool {
+	t.a.mu.Lock()
+	defer t.a.mu.Unlock()
+	return t.a.starting[t.src.ChatID] != t
 }
 
 // errStatus is a failure with its HTTP answer.
@@ -250,8 +318,8 @@ func (a *Adapter) start(ctx context.Context, cv conversation) (*turn, error) {
 	if err != nil {
 		return nil, err
 	}
-	t := &turn{a: a, src: src, id: "m" + rand.Text(), session: cv.session, started: make(chan string, 1)}
-	unlock, err := a.lockChat(ctx, src.ChatID, t.started)
+	t := &turn{a: a, src: src, id: "m" + rand.Text(), session: cv.session, started: make(chan string, 1), ended: make(chan struct{})}
+	unlock, err := a.lockChat(ctx, t)
 	if err != nil {
 		return nil, err
 	}
@@ -330,19 +398,19 @@ func (a *Adapter) begin(w http.ResponseWriter, r *http.Request, cv conversation)
 	return t
 }
 
-// answer runs cv's turn and returns its answer, with the session it ran
-// in set as the SessionHeader; on failure it has answered the request
-// with the error (ok false).
-func (a *Adapter) answer(w http.ResponseWriter, r *http.Request, cv conversation, hint string) (content string, ok bool) {
+// answer runs cv's turn and returns its answer and usage, with the
+// session it ran in set as the SessionHeader; on failure it has answered
+// the request with the error (ok false).
+func (a *Adapter) answer(w http.ResponseWriter, r *http.Request, cv conversation, hint string) (content string, u usage, ok bool) {
 	t := a.begin(w, r, cv)
 	if t == nil {
-		return "", false
+		return "", u, false
 	}
 	defer t.release()
 	select {
 	case <-t.rec.Done():
 	case <-r.Context().Done():
-		return "", false
+		return "", u, false
 	}
 	content, note, fail := t.outcome(hint)
 	if t.session != "" {
@@ -350,27 +418,35 @@ func (a *Adapter) answer(w http.ResponseWriter, r *http.Request, cv conversation
 	}
 	if fail != nil {
 		writeFailure(w, fail)
-		return "", false
+		return "", u, false
 	}
-	return withNote(content, note), true
+	return withNote(content, note), t.finalUsage(r.Context()), true
 }
 
-// lockChat waits until no other request runs on chat, then holds it
-// until the returned function is called. started receives the session
-// of the turn that starts in that chat meanwhile.
-func (a *Adapter) lockChat(ctx context.Context, chat string, started chan string) (func(), error) {
+// lockChat waits until no other request runs on t's chat, then holds it
+// until the returned function is called; meanwhile the turn that starts
+// in that chat is t's.
+func (a *Adapter) lockChat(ctx context.Context, t *turn) (func(), error) {
+	chat := t.src.ChatID
 	for {
 		a.mu.Lock()
 		held := a.busy[chat]
 		if held == nil {
 			mine := make(chan struct{})
 			a.busy[chat] = mine
-			a.starts[chat] = started
+			a.starting[chat] = t
 			a.mu.Unlock()
 			return func() {
 				a.mu.Lock()
 				delete(a.busy, chat)
-				delete(a.starts, chat)
+				if a.starting[chat] == t {
+					delete(a.starting, chat)
+				}
+				for id, rt := range a.running {
+					if rt == t {
+						delete(a.running, id)
+					}
+				}
 				a.mu.Unlock()
 				close(mine)
 			}, nil

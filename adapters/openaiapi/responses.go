@@ -156,11 +156,11 @@ func (a *Adapter) createResponse(w http.ResponseWriter, r *http.Request) {
 		a.streamResponse(r.Context(), w, t, resp, hint, req.Store == nil || *req.Store)
 		return
 	}
-	content, ok := a.answer(w, r, cv, hint)
+	content, u, ok := a.answer(w, r, cv, hint)
 	if !ok {
 		return
 	}
-	resp = completed(resp, content)
+	resp = completed(resp, content, u)
 	if req.Store == nil || *req.Store {
 		if err := a.saveResponse(r.Context(), w.Header().Get(SessionHeader), resp); err != nil {
 			writeFailure(w, err)
@@ -186,9 +186,10 @@ func (a *Adapter) newResponse(req responseRequest) responseObject {
 	return resp
 }
 
-// completed is resp with its output: one assistant message.
-func completed(resp responseObject, content string) responseObject {
+// completed is resp with its output, one assistant message, and usage.
+func completed(resp responseObject, content string, u usage) responseObject {
 	resp.Status = "completed"
+	resp.Usage = responseUsage{InputTokens: u.PromptTokens, OutputTokens: u.CompletionTokens, TotalTokens: u.TotalTokens}
 	resp.Output = []outputItem{{Type: "message", ID: newID("msg_"), Status: "completed", Role: "assistant",
 		Content: []outputText{{Type: "output_text", Text: content, Annotations: []any{}}}}}
 	resp.OutputText = content
@@ -257,7 +258,7 @@ func (a *Adapter) streamResponse(ctx context.Context, w http.ResponseWriter, t *
 		emit("response.failed", map[string]any{"response": resp})
 		return
 	}
-	resp = completed(resp, text.String())
+	resp = completed(resp, text.String(), t.finalUsage(ctx))
 	resp.Output[0].ID = itemID
 	part.Text = text.String()
 	if emit("response.output_text.done", with(map[string]any{"text": part.Text})) != nil ||
