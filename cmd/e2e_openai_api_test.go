@@ -204,6 +204,10 @@ func TestOpenAIApprovalMidRequest(t *testing.T) {
 	if code != 200 || sid == "" || !strings.Contains(content, "needs your approval") || !strings.Contains(content, "X-Herald-Session-Id: "+sid) {
 		t.Fatalf("approval answer: %d %q %v", code, sid, out)
 	}
+	// the API answered, so its platform runs
+	if code, _, h := apiCall(t, g, "GET", "/healthz", "", nil); code != 200 || h["platforms"].(map[string]any)["api"] != "connected" {
+		t.Errorf("healthz: %d %v", code, h)
+	}
 	code, _, out = apiCall(t, g, "POST", "/v1/chat/completions",
 		`{"model":"herald","messages":[{"role":"user","content":"/deny"}]}`, map[string]string{"X-Herald-Session-Id": sid})
 	if content := chatContent(out); code != 200 || !strings.Contains(content, "Denied") {

@@ -84,6 +84,7 @@ type Adapter struct {
 	seq atomic.Int64
 
 	sink      atomic.Pointer[adapters.Sink]
+	serving   atomic.Bool
 	readyOnce sync.Once
 	ready     chan struct{}
 
@@ -121,8 +122,9 @@ type sentTo struct {
 }
 
 var (
-	_ adapters.Adapter = (*Adapter)(nil)
-	_ adapters.Editor  = (*Adapter)(nil)
+	_ adapters.Adapter  = (*Adapter)(nil)
+	_ adapters.Editor   = (*Adapter)(nil)
+	_ adapters.Healther = (*Adapter)(nil)
 )
 
 // New returns the API adapter; Register serves its endpoints.
@@ -158,10 +160,24 @@ func (a *Adapter) Platform() herald.Platform { return herald.PlatformAPI }
 // Limits: an answer is one message of any length.
 func (a *Adapter) Limits() adapters.Limits { return adapters.Limits{} }
 
+// Health is "connected" while Run holds the gateway's Sink (the
+// endpoints are served by the local platform's listener).
+func (a *Adapter) Health() string {
+	switch {
+	case a.serving.Load():
+		return "connected"
+	case a.sink.Load() == nil:
+		return "starting"
+	}
+	return "stopped"
+}
+
 // Run takes the gateway's Sink and holds it until ctx ends.
 func (a *Adapter) Run(ctx context.Context, sink adapters.Sink) error {
 	a.sink.Store(&sink)
 	a.readyOnce.Do(func() { close(a.ready) })
+	a.serving.Store(true)
+	defer a.serving.Store(false)
 	var unsubscribe func()
 	if a.cfg.Observe != nil {
 		unsubscribe = a.cfg.Observe(a.observe)
