@@ -213,6 +213,23 @@ func TestOpenAIApprovalMidRequest(t *testing.T) {
 	if content := chatContent(out); code != 200 || !strings.Contains(content, "Denied") {
 		t.Fatalf("deny: %d %v", code, out)
 	}
+
+	// a front end that resends the conversation and sets no header: the
+	// hint in the answer it resends names the session
+	code, hdr, out = apiCall(t, g, "POST", "/v1/chat/completions",
+		`{"model":"herald","messages":[{"role":"user","content":"run: rm -rf /tmp/herald-api-approval-does-not-exist-2"}]}`, nil)
+	prompt, sid2 := chatContent(out), hdr.Get("X-Herald-Session-Id")
+	if code != 200 || sid2 == sid || !strings.Contains(prompt, "needs your approval") {
+		t.Fatalf("second approval: %d %v", code, out)
+	}
+	again, _ := json.Marshal(map[string]any{"model": "herald", "messages": []map[string]string{
+		{"role": "user", "content": "run: rm -rf /tmp/herald-api-approval-does-not-exist-2"},
+		{"role": "assistant", "content": prompt},
+		{"role": "user", "content": "/deny"}}})
+	code, hdr, out = apiCall(t, g, "POST", "/v1/chat/completions", string(again), nil)
+	if content := chatContent(out); code != 200 || hdr.Get("X-Herald-Session-Id") != sid2 || !strings.Contains(content, "Denied") {
+		t.Fatalf("deny from the resent conversation: %d %v %v", code, hdr, out)
+	}
 }
 
 func chatContent(out map[string]any) string {

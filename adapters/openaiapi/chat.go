@@ -7,8 +7,11 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/http"
+	"regexp"
 	"slices"
 	"strings"
+
+	"github.com/heraldgw/herald"
 )
 
 // SessionHeader names the session a request continues and an answer ran
@@ -180,6 +183,28 @@ func conversationOf(req chatRequest, session string) (conversation, error) {
 	return cv, nil
 }
 
+// hintedSession finds the session an approval hint named.
+var hintedSession = regexp.MustCompile(`with the header ` + SessionHeader + `: ([A-Za-z0-9_.:-]+)\.\)`)
+
+// promptedSession lets a chat front end that resends the whole
+// conversation and cannot set headers answer an approval: when the last
+// message is /approve… or /deny and the answer before it ended with an
+// approval hint, the request continues the session the hint names.
+func promptedSession(cv conversation) string {
+	name, _ := herald.ParseCommand(cv.prompt)
+	if name != "approve" && name != "deny" || len(cv.history) == 0 {
+		return ""
+	}
+	last := cv.history[len(cv.history)-1]
+	if last.role != "assistant" {
+		return ""
+	}
+	if m := hintedSession.FindStringSubmatch(last.text); m != nil {
+		return m[1]
+	}
+	return ""
+}
+
 // requestSession is the session named by the request's headers.
 func requestSession(r *http.Request) string {
 	if s := strings.TrimSpace(r.Header.Get(SessionHeader)); s != "" {
@@ -193,11 +218,13 @@ func (a *Adapter) chatCompletions(w http.ResponseWriter, r *http.Request) {
 	if !a.decode(w, r, &req, &req.Model) {
 		return
 	}
-	session := requestSession(r)
-	cv, err := conversationOf(req, session)
+	cv, err := conversationOf(req, requestSession(r))
 	if err != nil {
 		writeFailure(w, err)
 		return
+	}
+	if cv.session == "" {
+		cv.session = promptedSession(cv)
 	}
 	c := chatCompletion{ID: newID("chatcmpl-"), Created: a.cfg.Now().Unix(), Model: req.Model}
 	hint := "with the header " + SessionHeader + ": {session}"

@@ -29,7 +29,10 @@
 //
 // An approval asked mid-turn ends the answer with the prompt and how to
 // answer it over the API (a request with /approve or /deny continuing
-// the session); the turn waits for that answer as in any chat.
+// the session); the turn waits for that answer as in any chat. A
+// stateless request whose last message is /approve… or /deny after an
+// answer ending with that hint continues the session the hint names, so
+// front ends that cannot set headers can answer too.
 //
 // Errors have OpenAI's shape, {"error":{"message","type","param","code"}}:
 // 401 for a missing or wrong token, 400 naming the field of a malformed
