@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"net/url"
+	"strings"
 	"sync"
 	"time"
 
@@ -39,6 +40,11 @@ var ErrClosed = errors.New("sessions: store closed")
 // maxBatch bounds how many writes share one transaction.
 const maxBatch = 512
 
+// uriPath escapes what SQLite's file: URIs would read as other than a
+// file name: '%' (an escape), '?' (the query) and '#' (the fragment; a
+// subtest named "x#01" has it in its temporary directory).
+var uriPath = strings.NewReplacer("%", "%25", "?", "%3F", "#", "%23")
+
 // Open opens (creating if needed) the database at path and migrates it.
 func Open(path string) (*Store, error) {
 	dsn := func(extra string) string {
@@ -48,7 +54,7 @@ func Open(path string) (*Store, error) {
 		q.Add("_pragma", "synchronous(NORMAL)")
 		q.Add("_pragma", "foreign_keys(ON)")
 		q.Add("_txlock", "immediate")
-		return "file:" + path + "?" + q.Encode() + extra
+		return "file:" + uriPath.Replace(path) + "?" + q.Encode() + extra
 	}
 	wdb, err := sql.Open("sqlite", dsn(""))
 	if err != nil {
