@@ -75,6 +75,13 @@ func TestOpenAIChatHistoryAndSessions(t *testing.T) {
 	if err != nil || len(models.Models) != 2 || models.Models[0].ID != "herald" || models.Models[1].ID != "fake-model" {
 		t.Fatalf("models = %+v, %v", models, err)
 	}
+	if m, err := c.GetModel(ctx, "fake-model"); err != nil || m.ID != "fake-model" || m.Object != "model" {
+		t.Fatalf("model = %+v, %v", m, err)
+	}
+	var apiErr *openai.APIError
+	if _, err := c.GetModel(ctx, "gpt-9"); !errors.As(err, &apiErr) || apiErr.HTTPStatusCode != 404 || apiErr.Code != "model_not_found" {
+		t.Fatalf("unknown model: %v", err)
+	}
 	resp, err := c.CreateChatCompletion(ctx, openai.ChatCompletionRequest{Model: "fake-model", Messages: []openai.ChatCompletionMessage{
 		{Role: "system", Content: "speak like a herald"},
 		{Role: "user", Content: "alpha question"},
