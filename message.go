@@ -10,8 +10,9 @@ import (
 )
 
 // Platform names a messaging platform: "local", "telegram", "discord",
-// "slack", and the pseudo-platforms "cli" (herald chat) and "gateway"
-// (work the gateway does on its own, such as BOOT.md).
+// "slack", "api" (the OpenAI-compatible API), and the pseudo-platforms
+// "cli" (herald chat) and "gateway" (work the gateway does on its own,
+// such as BOOT.md).
 type Platform string
 
 const (
@@ -21,6 +22,9 @@ const (
 	PlatformSlack    Platform = "slack"
 	PlatformCLI      Platform = "cli"
 	PlatformGateway  Platform = "gateway"
+	// PlatformAPI is the OpenAI-compatible API served on the local
+	// platform's listener (adapters/openaiapi).
+	PlatformAPI Platform = "api"
 )
 
 // ChatType is the kind of conversation a message arrived in, with Hermes'

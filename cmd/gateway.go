@@ -116,7 +116,8 @@ func (e *env) gateway(ctx context.Context, args []string) error {
 			a.log.Info("local platform listening", "addr", addr)
 		},
 	})
-	ads := []adapters.Adapter{loc}
+	api := newAPI(a, loc, func() herald.TranscriptAppender { return runner })
+	ads := []adapters.Adapter{loc, api}
 	for _, b := range platformBuilders {
 		ad, ok, err := b(a)
 		if err != nil {
@@ -174,6 +175,7 @@ func gatewayConfig(a *app, ads []adapters.Adapter) gateway.Config {
 	}
 	tg, dc := c.Platforms.Telegram, c.Platforms.Discord
 	add(herald.PlatformLocal, c.Platforms.Local.Common, true, gateway.GroupManners{})
+	add(herald.PlatformAPI, config.Common{}, true, gateway.GroupManners{}) // behind the local token
 	add(herald.PlatformTelegram, tg.Common, false, gateway.GroupManners{ReplyToMode: tg.ReplyToMode.Or(config.ReplyFirst),
 		AllowedChannels: tg.AllowedChats, FreeResponseChannels: tg.FreeResponseChats})
 	add(herald.PlatformDiscord, dc.Common, false, gateway.GroupManners{ReplyToMode: dc.ReplyToMode.Or(config.ReplyFirst), AllowedRoles: dc.AllowedRoles})

@@ -88,12 +88,16 @@ func (s *Store) OpenSession(ctx context.Context, key string) (*Session, error) {
 	return sess, nil
 }
 
+// ErrNoSession is returned (wrapped) by Session for an id that names no
+// stored session.
+var ErrNoSession = errors.New("sessions: no session")
+
 // Session returns the session with that id.
 func (s *Store) Session(ctx context.Context, id string) (*Session, error) {
 	row := s.rdb.QueryRowContext(ctx, `SELECT `+sessionCols+` FROM sessions WHERE id = ?`, id)
 	sess, err := scanSession(row)
 	if errors.Is(err, sql.ErrNoRows) {
-		return nil, fmt.Errorf("sessions: no session %s", id)
+		return nil, fmt.Errorf("%w %s", ErrNoSession, id)
 	}
 	return sess, err
 }

@@ -40,7 +40,10 @@ var ErrClosed = errors.New("sessions: store closed")
 // maxBatch bounds how many writes share one transaction.
 const maxBatch = 512
 
-var uriPath = strings.NewReplacer("%", "%25", "?", "%3f", "#", "%23")
+// uriPath escapes what SQLite's file: URIs would read as other than a
+// file name: '%' (an escape), '?' (the query) and '#' (the fragment; a
+// subtest named "x#01" has it in its temporary directory).
+var uriPath = strings.NewReplacer("%", "%25", "?", "%3F", "#", "%23")
 
 // Open opens (creating if needed) the database at path and migrates it.
 func Open(path string) (*Store, error) {

@@ -70,24 +70,17 @@ type Adapter struct {
 	addr atomic.Value // string
 
 	mu      sync.Mutex
-	waiters map[string]*waiter       // inbound message id → replies collector
+	replies adapters.Replies[Reply]  // inbound message id → replies collector
 	readers map[string]chan struct{} // chat → closed at its next outbox message
 	state   atomic.Value             // string
 	extra   map[string]http.HandlerFunc
+	// denied answers a request without the token on an extra endpoint
+	// that has its own error shape (HandleAPI)
+	denied map[string]func(w http.ResponseWriter, msg string)
 
 	hub *eventHub
 
 	media mediaStore
-}
-
-// waiter collects the replies to one inbound message id, for the chat that
-// sent it: a reply is matched by chat and message id.
-type waiter struct {
-	chat string
-	refs int // requests waiting with this id (guarded by Adapter.mu)
-
-	mu      sync.Mutex
-	replies []Reply
 }
 
 // Reply is one message the gateway sent: text, or a file with its
@@ -107,7 +100,7 @@ var (
 
 // New returns the local adapter.
 func New(cfg Config) *Adapter {
-	a := &Adapter{cfg: cfg, log: cfg.Log, waiters: map[string]*waiter{}, readers: map[string]chan struct{}{}, extra: map[string]http.HandlerFunc{}}
+	a := &Adapter{cfg: cfg, log: cfg.Log, readers: map[string]chan struct{}{}, extra: map[string]http.HandlerFunc{}, denied: map[string]func(http.ResponseWriter, string){}}
 	a.hub = newEventHub(cfg.Events, cfg.EventBuffer)
 	if a.log == nil {
 		a.log = slog.New(slog.DiscardHandler)
@@ -165,6 +158,16 @@ func (a *Adapter) Handle(pattern string, h http.HandlerFunc) {
 	a.mu.Unlock()
 }
 
+// HandleAPI is Handle for an endpoint with an error shape of its own
+// (the OpenAI-compatible API): a request without the token is answered
+// 401 by denied, with herald's sentence as msg.
+func (a *Adapter) HandleAPI(pattern string, h http.HandlerFunc, denied func(w http.ResponseWriter, msg string)) {
+	a.mu.Lock()
+	a.extra[pattern] = h
+	a.denied[pattern] = denied
+	a.mu.Unlock()
+}
+
 // Handler returns the HTTP handler (exported for tests that serve it on
 // their own listener).
 func (a *Adapter) Handler(sink adapters.Sink) http.Handler {
@@ -177,6 +180,10 @@ func (a *Adapter) Handler(sink adapters.Sink) http.Handler {
 	mux.HandleFunc("GET /{$}", a.page)
 	a.mu.Lock()
 	for p, h := range a.extra {
+		if denied := a.denied[p]; denied != nil {
+			mux.HandleFunc(p, a.authWith(h, denied))
+			continue
+		}
 		mux.HandleFunc(p, a.auth(h))
 	}
 	a.mu.Unlock()
@@ -221,12 +228,18 @@ func (a *Adapter) hostAllowed(host string) bool {
 }
 
 func (a *Adapter) auth(next http.HandlerFunc) http.HandlerFunc {
+	return a.authWith(next, func(w http.ResponseWriter, msg string) { writeErr(w, http.StatusUnauthorized, msg) })
+}
+
+// authWith lets requests with the bearer token through to next; denied
+// answers the others (with status 401).
+func (a *Adapter) authWith(next http.HandlerFunc, denied func(w http.ResponseWriter, msg string)) http.HandlerFunc {
 	want := []byte("Bearer " + a.cfg.Token)
 	return func(w http.ResponseWriter, r *http.Request) {
 		got := []byte(r.Header.Get("Authorization"))
 		if a.cfg.Token == "" || subtle.ConstantTimeCompare(got, want) != 1 {
 			w.Header().Set("WWW-Authenticate", `Bearer realm="herald"`)
-			writeErr(w, http.StatusUnauthorized, "missing or wrong bearer token (see local.token in the herald home)")
+			denied(w, "missing or wrong bearer token (see local.token in the herald home)")
 			return
 		}
 		next(w, r)
@@ -335,9 +348,7 @@ func (a *Adapter) postMessage(w http.ResponseWriter, r *http.Request, sink adapt
 		return
 	}
 	out.MessageID = id
-	wt.mu.Lock()
-	out.Replies = append([]Reply{}, wt.replies...)
-	wt.mu.Unlock()
+	out.Replies = wt.Got()
 	writeJSON(w, status, out)
 }
 
@@ -395,28 +406,13 @@ func newMessageID() string {
 }
 
 // await registers a request waiting for the replies to message id from
-// chat. It fails if id is in flight for another chat; requests from the
-// same chat with the same id share one collector.
-func (a *Adapter) await(id, chat string) (*waiter, bool) {
-	a.mu.Lock()
-	defer a.mu.Unlock()
-	wt := a.waiters[id]
-	if wt == nil {
-		wt = &waiter{chat: chat}
-		a.waiters[id] = wt
-	} else if wt.chat != chat {
-		return nil, false
-	}
-	wt.refs++
-	return wt, true
+// chat (adapters.Replies.Await).
+func (a *Adapter) await(id, chat string) (*adapters.Waiter[Reply], bool) {
+	return a.replies.Await(id, chat)
 }
 
-func (a *Adapter) release(id string, wt *waiter) {
-	a.mu.Lock()
-	defer a.mu.Unlock()
-	if wt.refs--; wt.refs == 0 {
-		delete(a.waiters, id)
-	}
+func (a *Adapter) release(id string, wt *adapters.Waiter[Reply]) {
+	a.replies.Release(id, wt)
 }
 
 // Send stores the message in the chat's outbox, and hands it to the
@@ -441,14 +437,7 @@ func (a *Adapter) Send(ctx context.Context, to herald.Target, m adapters.Outgoin
 // deliver hands a reply to the request that caused it, if that request
 // came from the chat the reply goes to.
 func (a *Adapter) deliver(to herald.Target, cause string, rp Reply) {
-	a.mu.Lock()
-	wt := a.waiters[cause]
-	a.mu.Unlock()
-	if wt != nil && wt.chat == to.ChatID {
-		wt.mu.Lock()
-		wt.replies = append(wt.replies, rp)
-		wt.mu.Unlock()
-	}
+	a.replies.Deliver(to.ChatID, cause, rp)
 }
 
 // healthz answers 200 with status "ok", or "degraded" when a platform

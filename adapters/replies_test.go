@@ -1,0 +1,44 @@
+package adapters_test
+
+import (
+	"testing"
+
+	"github.com/heraldgw/herald/adapters"
+)
+
+func TestRepliesMatchChatAndCause(t *testing.T) {
+	var rs adapters.Replies[string]
+	w, ok := rs.Await("m1", "c1")
+	if !ok {
+		t.Fatal("first await refused")
+	}
+	if _, ok := rs.Await("m1", "c2"); ok {
+		t.Fatal("the same id from another chat was taken")
+	}
+	w2, ok := rs.Await("m1", "c1")
+	if !ok || w2 != w {
+		t.Fatal("a second request on the same id and chat does not share the collector")
+	}
+	if rs.Deliver("c2", "m1", "stray") || rs.Deliver("c1", "m9", "other") {
+		t.Fatal("a reply for another chat or message was taken")
+	}
+	if !rs.Deliver("c1", "m1", "a") || !rs.Deliver("c1", "m1", "b") {
+		t.Fatal("a reply was not taken")
+	}
+	select {
+	case <-w.Arrived():
+	default:
+		t.Fatal("no arrival signalled")
+	}
+	if got := w.Got(); len(got) != 2 || got[0] != "a" || got[1] != "b" {
+		t.Fatalf("got %v", got)
+	}
+	rs.Release("m1", w)
+	if !rs.Deliver("c1", "m1", "c") {
+		t.Fatal("released while a request still waits")
+	}
+	rs.Release("m1", w2)
+	if rs.Deliver("c1", "m1", "d") {
+		t.Fatal("delivered after every request released")
+	}
+}
