@@ -125,20 +125,8 @@ func TestStreamEditHonoursRetryAfter(t *testing.T) {
 // second message carries the answer.
 func TestFinalEditWaitsOutRetryAfter(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		words := manyWords(10)
-		final := strings.Join(words, " ")
-		ad := &floodAdapter{fakeAdapter: fakeAdapter{name: "fake"}}
-		failed := false
-		ad.editFail = func(n int, text string) error {
-			if text == final && !failed {
-				failed = true
-				return rateLimited(10 * time.Second)
-			}
-			return nil
-		}
-		b := newBubble(t, ad, trickle{words: words})
+		ad, b, final := finalEditRateLimited(t, 10 * time.Second)
 		defer b.stop()
-		outcome(t, b.send("c1", "u1", "go"))
 		sent, edits, at := ad.snapshot()
 		if len(sent) != 1 || edits[len(edits)-1] != final {
 			t.Fatalf("sent %q, edits %q", sent, edits)
@@ -296,20 +284,8 @@ func deliveredAfter(t *testing.T, ad *fakeAdapter, start time.Time, wait time.Du
 // answer, and no second message carries it.
 func TestFinalEditQueued(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		words := manyWords(10)
-		final := strings.Join(words, " ")
-		ad := &floodAdapter{fakeAdapter: fakeAdapter{name: "fake"}}
-		failed := false
-		ad.editFail = func(n int, text string) error {
-			if text == final && !failed {
-				failed = true
-				return rateLimited(150 * time.Second)
-			}
-			return nil
-		}
-		b := newBubble(t, ad, trickle{words: words})
+		ad, b, final := finalEditRateLimited(t, 150 * time.Second)
 		defer b.stop()
-		outcome(t, b.send("c1", "u1", "go"))
 		if rows, _ := b.store.PendingOutbound(context.Background()); len(rows) != 1 || rows[0].EditID != "s1" || rows[0].Text != final {
 			t.Fatalf("queued %+v", rows)
 		}
@@ -369,4 +345,25 @@ func TestQueuedChatKeepsOrder(t *testing.T) {
 			t.Fatalf("sent %q", got)
 		}
 	})
+}
+
+// finalEditRateLimited runs a streamed turn whose final edit is answered
+// once with a 429 asking to wait; it returns the adapter, the gateway and
+// the final answer.
+func finalEditRateLimited(t *testing.T, wait time.Duration) (*floodAdapter, *bubble, string) {
+	t.Helper()
+	words := manyWords(10)
+	final := strings.Join(words, " ")
+	ad := &floodAdapter{fakeAdapter: fakeAdapter{name: "fake"}}
+	failed := false
+	ad.editFail = func(n int, text string) error {
+		if text == final && !failed {
+			failed = true
+			return rateLimited(wait)
+		}
+		return nil
+	}
+	b := newBubble(t, ad, trickle{words: words})
+	outcome(t, b.send("c1", "u1", "go"))
+	return ad, b, final
 }
