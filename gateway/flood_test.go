@@ -125,7 +125,7 @@ func TestStreamEditHonoursRetryAfter(t *testing.T) {
 // second message carries the answer.
 func TestFinalEditWaitsOutRetryAfter(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		ad, b, final := finalEditRateLimited(t, 10 * time.Second)
+		ad, b, final := finalEditRateLimited(t, 10*time.Second)
 		defer b.stop()
 		sent, edits, at := ad.snapshot()
 		if len(sent) != 1 || edits[len(edits)-1] != final {
@@ -284,7 +284,7 @@ func deliveredAfter(t *testing.T, ad *fakeAdapter, start time.Time, wait time.Du
 // answer, and no second message carries it.
 func TestFinalEditQueued(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		ad, b, final := finalEditRateLimited(t, 150 * time.Second)
+		ad, b, final := finalEditRateLimited(t, 150*time.Second)
 		defer b.stop()
 		if rows, _ := b.store.PendingOutbound(context.Background()); len(rows) != 1 || rows[0].EditID != "s1" || rows[0].Text != final {
 			t.Fatalf("queued %+v", rows)
