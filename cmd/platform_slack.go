@@ -29,6 +29,11 @@ func buildSlack(a *app) (adapters.Adapter, bool, error) {
 	default:
 		return nil, false, fmt.Errorf("config.yaml: platforms.slack.mode %q is not one of socket|events", sc.Mode)
 	}
+	switch sc.SlashReplies {
+	case "", slack.SlashChannel, slack.SlashEphemeral:
+	default:
+		return nil, false, fmt.Errorf("config.yaml: platforms.slack.slash_replies %q is not one of channel|ephemeral", sc.SlashReplies)
+	}
 	return slack.New(slack.Config{
 		BotToken:      sc.BotToken,
 		AppToken:      sc.AppToken,
@@ -39,6 +44,7 @@ func buildSlack(a *app) (adapters.Adapter, bool, error) {
 		HomeChannel:   sc.HomeChannel,
 		Threads:       a.store,
 		Reactions:     config.On(sc.Reactions, false),
+		SlashReplies:  sc.SlashReplies,
 		Log:           a.log.With("platform", "slack"),
 		Redactor:      a.redactor,
 	}), true, nil

@@ -237,6 +237,10 @@ type Slack struct {
 	// answers: :eyes: while it works, then :white_check_mark: or :x:
 	// (default off).
 	Reactions *bool `yaml:"reactions"`
+	// SlashReplies is where replies to a slash command go: channel (in
+	// the channel it was typed in, the default) or ephemeral (shown only
+	// to the user who typed it).
+	SlashReplies string `yaml:"slash_replies"`
 }
 
 // Agent settings.

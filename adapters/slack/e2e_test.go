@@ -51,6 +51,13 @@ func startGateway(t *testing.T, srv *slacktest.Server, model agent.Model, mods .
 // waits for it and closes the store.
 func startGatewayAt(t *testing.T, path string, srv *slacktest.Server, model agent.Model, mods ...func(*gateway.Config)) (ad *slack.Adapter, stop func()) {
 	t.Helper()
+	return startGatewayConfigured(t, path, srv, model, nil, mods...)
+}
+
+// startGatewayConfigured is startGatewayAt with the adapter's
+// configuration changed by adMod (if not nil).
+func startGatewayConfigured(t *testing.T, path string, srv *slacktest.Server, model agent.Model, adMod func(*slack.Config), mods ...func(*gateway.Config)) (ad *slack.Adapter, stop func()) {
+	t.Helper()
 	st, err := sessions.Open(path)
 	if err != nil {
 		t.Fatal(err)
@@ -61,7 +68,13 @@ func startGatewayAt(t *testing.T, path string, srv *slacktest.Server, model agen
 	}
 	reg := hooks.NewRegistry(nil)
 	red := herald.NewRedactor()
-	ad = newAdapter(srv, func(c *slack.Config) { c.Redactor = red; c.Threads = st })
+	ad = newAdapter(srv, func(c *slack.Config) {
+		c.Redactor = red
+		c.Threads = st
+		if adMod != nil {
+			adMod(c)
+		}
+	})
 	cfg := gateway.Config{
 		Adapters: []adapters.Adapter{ad}, Store: st, Hooks: reg, Redactor: red, Log: log,
 		Agent: &agent.Agent{Model: model, Tools: agent.NewTools(), Hooks: reg, Redactor: red, Log: log},

@@ -9,8 +9,10 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"mime"
 	"net"
 	"net/http"
+	"net/url"
 	"runtime/debug"
 	"time"
 
@@ -63,6 +65,10 @@ func (a *Adapter) EventsHandler(ctx context.Context, sink adapters.Sink) http.Ha
 			http.Error(w, "invalid signature", http.StatusUnauthorized)
 			return
 		}
+		if mt, _, _ := mime.ParseMediaType(r.Header.Get("Content-Type")); mt == "application/x-www-form-urlencoded" {
+			a.serveForm(ctx, sink, w, body)
+			return
+		}
 		ev, err := slackevents.ParseEvent(json.RawMessage(body), slackevents.OptionNoVerifyToken())
 		if err != nil {
 			// answer 200 so Slack does not retry an event that will never
@@ -87,14 +93,7 @@ func (a *Adapter) EventsHandler(ctx context.Context, sink adapters.Sink) http.Ha
 			// one store commit, well inside Slack's 3 s. The recover keeps a
 			// translation bug from killing the connection goroutine silently.
 			taken := true
-			func() {
-				defer func() {
-					if x := recover(); x != nil {
-						a.log.Error("slack event handling panicked", "panic", fmt.Sprint(x), "stack", string(debug.Stack()))
-					}
-				}()
-				taken = a.handle(ctx, sink, ev)
-			}()
+			a.recovered("slack event handling panicked", func() { taken = a.handle(ctx, sink, ev) })
 			if !taken {
 				http.Error(w, "not taken; retry later", http.StatusServiceUnavailable)
 				return
@@ -104,4 +103,37 @@ func (a *Adapter) EventsHandler(ctx context.Context, sink adapters.Sink) http.Ha
 			w.WriteHeader(http.StatusOK)
 		}
 	})
+}
+
+// serveForm answers a signed form post: a slash command is handed to the
+// sink and answered 200 (with no body, so Slack shows nothing until the
+// reply comes) once the gateway took it; other forms (interactive
+// payloads) are answered 200 and dropped.
+func (a *Adapter) serveForm(ctx context.Context, sink adapters.Sink, w http.ResponseWriter, body []byte) {
+	v, err := url.ParseQuery(string(body))
+	if err != nil || v.Get("command") == "" {
+		if err != nil {
+			a.log.Warn("slack sent a form herald could not read; dropped", "err", err)
+		}
+		w.WriteHeader(http.StatusOK)
+		return
+	}
+	taken := true
+	a.recovered("slack slash command handling panicked", func() { taken = a.handleSlash(ctx, sink, slashFromForm(v)) })
+	if !taken {
+		http.Error(w, "not taken; retry later", http.StatusServiceUnavailable)
+		return
+	}
+	w.WriteHeader(http.StatusOK)
+}
+
+// recovered runs f, logging a panic as msg: a translation bug must not
+// kill the connection goroutine silently.
+func (a *Adapter) recovered(msg string, f func()) {
+	defer func() {
+		if x := recover(); x != nil {
+			a.log.Error(msg, "panic", fmt.Sprint(x), "stack", string(debug.Stack()))
+		}
+	}()
+	f()
 }

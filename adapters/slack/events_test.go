@@ -6,7 +6,6 @@ package slack_test
 import (
 	"bytes"
 	"encoding/json"
-	"io"
 	"net/http"
 	"testing"
 	"time"
@@ -43,21 +42,7 @@ func TestEventsAPI(t *testing.T) {
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			req, err := http.NewRequestWithContext(ctxT(t), http.MethodPost, url, bytes.NewReader(tc.body))
-			if err != nil {
-				t.Fatal(err)
-			}
-			req.Header.Set("Content-Type", "application/json")
-			tc.sign(req.Header, tc.body)
-			resp, err := http.DefaultClient.Do(req)
-			if err != nil {
-				t.Fatal(err)
-			}
-			b, _ := io.ReadAll(resp.Body)
-			resp.Body.Close()
-			if resp.StatusCode != tc.status {
-				t.Fatalf("status = %d, want %d (%s)", resp.StatusCode, tc.status, b)
-			}
+			b := postSigned(t, url, "application/json", tc.body, tc.sign, tc.status)
 			if tc.respBody != "" {
 				var got, want any
 				json.Unmarshal(b, &got)

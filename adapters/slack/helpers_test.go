@@ -1,7 +1,10 @@
 package slack_test
 
 import (
+	"bytes"
 	"context"
+	"io"
+	"net/http"
 	"testing"
 	"time"
 
@@ -118,4 +121,26 @@ func runEvents(t *testing.T, srv *slacktest.Server, sink adapters.Sink) (*slack.
 		t.Fatal("events receiver did not listen")
 		return nil, ""
 	}
+}
+
+// postSigned posts body to an Events API receiver at url, signed by sign,
+// checks the answer's status and returns its body.
+func postSigned(t *testing.T, url, contentType string, body []byte, sign func(h http.Header, body []byte), status int) []byte {
+	t.Helper()
+	req, err := http.NewRequestWithContext(ctxT(t), http.MethodPost, url, bytes.NewReader(body))
+	if err != nil {
+		t.Fatal(err)
+	}
+	req.Header.Set("Content-Type", contentType)
+	sign(req.Header, body)
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if resp.StatusCode != status {
+		t.Fatalf("status = %d, want %d (%s)", resp.StatusCode, status, b)
+	}
+	return b
 }

@@ -10,6 +10,7 @@ import (
 	"net"
 	"net/http"
 	"net/url"
+	"strings"
 	"time"
 
 	slackapi "github.com/slack-go/slack"
@@ -35,6 +36,15 @@ func (a *Adapter) Send(ctx context.Context, to herald.Target, m adapters.Outgoin
 		// chat.postMessage returns
 		a.joined(ctx, channel, thread)
 	}
+	if user := a.ephemeralUser(m.Cause); user != "" {
+		// a reply to a slash command shown only to its user; an ephemeral
+		// message cannot be edited, so no id is returned and the gateway
+		// sends the whole answer anew rather than editing a preview
+		if _, err := a.api.PostEphemeralContext(ctx, channel, user, opts...); err != nil {
+			return adapters.Sent{}, mapError("post to "+user+" in "+channel, err, "SLACK_BOT_TOKEN")
+		}
+		return adapters.Sent{}, nil
+	}
 	_, ts, err := a.api.PostMessageContext(ctx, channel, opts...)
 	if err != nil {
 		return adapters.Sent{}, mapError("post to "+channel, err, "SLACK_BOT_TOKEN")
@@ -57,6 +67,10 @@ func (a *Adapter) destination(to herald.Target, replyTo string) (channel, thread
 	thread = to.ThreadID
 	if thread == "" {
 		thread = replyTo
+	}
+	if strings.HasPrefix(thread, slashIDPrefix) {
+		// a slash command is no message a thread can hang under
+		thread = ""
 	}
 	return channel, thread, nil
 }

@@ -87,8 +87,13 @@ type Config struct {
 	// answers: :eyes: while it works, then :white_check_mark: or :x:
 	// (platforms.slack.reactions).
 	Reactions bool
-	Log       *slog.Logger
-	Redactor  *herald.Redactor
+	// SlashReplies is where the replies to a slash command go:
+	// SlashChannel (default) posts them in the channel it was typed in,
+	// SlashEphemeral shows them only to the user who typed it
+	// (platforms.slack.slash_replies).
+	SlashReplies string
+	Log          *slog.Logger
+	Redactor     *herald.Redactor
 }
 
 // Adapter is the Slack platform.
@@ -108,6 +113,10 @@ type Adapter struct {
 	fb      feedback
 	edits   map[string]string // channel/ts → last text, for skipping identical edits
 	editQ   []string
+	// slashUsers: the slash commands whose replies are ephemeral, by
+	// message id, to the user who typed them (bounded, in order slashQ)
+	slashUsers map[string]string
+	slashQ     []string
 }
 
 var (
@@ -154,13 +163,16 @@ func New(cfg Config) *Adapter {
 	if cfg.FetchLimit <= 0 {
 		cfg.FetchLimit = MaxFileSize
 	}
+	if cfg.SlashReplies == "" {
+		cfg.SlashReplies = SlashChannel
+	}
 	if cfg.ThreadTTL <= 0 {
 		cfg.ThreadTTL = DefaultThreadTTL
 	}
 	if cfg.MaxThreads <= 0 {
 		cfg.MaxThreads = DefaultMaxThreads
 	}
-	a := &Adapter{cfg: cfg, log: cfg.Log, health: "starting", edits: map[string]string{}}
+	a := &Adapter{cfg: cfg, log: cfg.Log, health: "starting", edits: map[string]string{}, slashUsers: map[string]string{}}
 	a.threads = newThreadSet(cfg.Threads, cfg.ThreadTTL, cfg.MaxThreads, cfg.Log)
 	a.seen = newBoundedSet(cfg.MaxThreads)
 	a.fb.inflight = map[string][]*working{}
@@ -238,6 +250,9 @@ func (a *Adapter) Run(ctx context.Context, sink adapters.Sink) error {
 		}
 	default:
 		return a.fail(&adapters.FatalError{Msg: fmt.Sprintf("slack: platforms.slack.mode %q is not socket or events", a.cfg.Mode)})
+	}
+	if a.cfg.SlashReplies != SlashChannel && a.cfg.SlashReplies != SlashEphemeral {
+		return a.fail(&adapters.FatalError{Msg: fmt.Sprintf("slack: platforms.slack.slash_replies %q is not channel or ephemeral", a.cfg.SlashReplies)})
 	}
 	a.setHealth("connecting")
 	auth, err := a.api.AuthTestContext(ctx)
@@ -358,6 +373,9 @@ func (a *Adapter) socketEvent(ctx context.Context, sm *socketmode.Client, sink a
 				a.log.Debug("slack re-delivered an envelope", "envelope_id", ev.Request.EnvelopeID, "retry_attempt", ev.Request.RetryAttempt, "reason", ev.Request.RetryReason)
 			}
 			taken = a.handle(ctx, sink, api)
+		}
+		if c, ok := ev.Data.(slackapi.SlashCommand); ok && ev.Type == socketmode.EventTypeSlashCommand {
+			taken = a.handleSlash(ctx, sink, c)
 		}
 		if taken && ev.Request != nil && ev.Request.EnvelopeID != "" {
 			a.ack(ctx, sm, ev.Request.EnvelopeID)

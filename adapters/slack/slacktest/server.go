@@ -39,8 +39,9 @@ type Options struct {
 
 // Post is one chat.postMessage or chat.update the bot made.
 type Post struct {
-	Method   string // "chat.postMessage", "chat.update" or "chat.delete"
+	Method   string // "chat.postMessage", "chat.postEphemeral", "chat.update" or "chat.delete"
 	Channel  string
+	User     string // the one user who sees it (chat.postEphemeral)
 	ThreadTS string // thread_ts (postMessage)
 	TS       string // the message's ts: new for a post, the edited one for an update
 	Text     string
@@ -67,6 +68,7 @@ type Ack struct {
 
 type envelope struct {
 	id       string
+	kind     string // the frame's type; "" is events_api
 	payload  json.RawMessage
 	attempts int       // times sent
 	sentOn   *wsConn   // the connection it was last sent on
@@ -269,8 +271,12 @@ func (s *Server) serveAPI(w http.ResponseWriter, r *http.Request) {
 	case "apps.connections.open":
 		u := "ws" + strings.TrimPrefix(s.http.URL, "http") + "/ws"
 		writeJSON(w, 200, apiResp{"ok": true, "url": u})
-	case "chat.postMessage", "chat.update":
+	case "chat.postMessage", "chat.update", "chat.postEphemeral":
 		f := r.PostForm
+		if method == "chat.postEphemeral" && f.Get("user") == "" {
+			writeJSON(w, 200, apiResp{"ok": false, "error": "user_not_in_channel"})
+			return
+		}
 		ch := f.Get("channel")
 		if ch == "" {
 			writeJSON(w, 200, apiResp{"ok": false, "error": "channel_not_found"})
@@ -285,7 +291,7 @@ func (s *Server) serveAPI(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 		p := Post{Method: method, Channel: ch, ThreadTS: f.Get("thread_ts"), Text: f.Get("text"),
-			Mrkdwn: f.Get("mrkdwn") != "false", At: time.Now()}
+			Mrkdwn: f.Get("mrkdwn") != "false", User: f.Get("user"), At: time.Now()}
 		s.mu.Lock()
 		if method == "chat.update" {
 			p.TS = f.Get("ts")
@@ -301,6 +307,11 @@ func (s *Server) serveAPI(w http.ResponseWriter, r *http.Request) {
 		msg := apiResp{"type": "message", "user": s.opts.BotUserID, "bot_id": s.opts.BotID, "text": p.Text, "ts": p.TS}
 		if p.ThreadTS != "" {
 			msg["thread_ts"] = p.ThreadTS
+		}
+		if method == "chat.postEphemeral" {
+			// Slack answers an ephemeral post with its ts alone
+			writeJSON(w, 200, apiResp{"ok": true, "message_ts": p.TS})
+			return
 		}
 		writeJSON(w, 200, apiResp{"ok": true, "channel": ch, "ts": p.TS, "text": p.Text, "message": msg})
 	case "conversations.replies":
@@ -508,8 +519,12 @@ func (s *Server) send(c *wsConn, e *envelope) {
 	if e.firstAt.IsZero() {
 		e.firstAt = time.Now()
 	}
-	frame := map[string]any{"type": "events_api", "envelope_id": e.id, "payload": e.payload,
-		"accepts_response_payload": false, "retry_attempt": e.attempts - 1}
+	kind := e.kind
+	if kind == "" {
+		kind = "events_api"
+	}
+	frame := map[string]any{"type": kind, "envelope_id": e.id, "payload": e.payload,
+		"accepts_response_payload": kind == "slash_commands", "retry_attempt": e.attempts - 1}
 	if e.attempts > 1 {
 		frame["retry_reason"] = "timeout"
 	}

@@ -1,0 +1,142 @@
+package slack
+
+// slash.go turns Slack slash commands into herald commands. Slack apps
+// register each slash command by name: "/new args" becomes herald's
+// "/new args", and the umbrella command "/herald new args" becomes
+// "/new args" too ("/herald" alone is "/help"). Replies go to the channel
+// the command was typed in, or, with SlashReplies ephemeral, only to the
+// user who typed it (chat.postEphemeral).
+
+import (
+	"context"
+	"net/url"
+	"strings"
+	"time"
+
+	slackapi "github.com/slack-go/slack"
+
+	"github.com/heraldgw/herald"
+	"github.com/heraldgw/herald/adapters"
+)
+
+// Slash reply modes (Config.SlashReplies).
+const (
+	SlashChannel   = "channel"
+	SlashEphemeral = "ephemeral"
+)
+
+// Umbrella is the slash command that carries any herald command as its
+// text: "/herald new" is "/new".
+const Umbrella = "/herald"
+
+// slashIDPrefix marks the ids of messages made from slash commands,
+// which have no ts of their own: "slash:" + the trigger id.
+const slashIDPrefix = "slash:"
+
+// maxSlashPending bounds the slash commands whose ephemeral replies are
+// remembered.
+const maxSlashPending = 1000
+
+// slashText is the herald command a slash command stands for.
+func slashText(command, text string) string {
+	command = strings.TrimSpace(command)
+	text = strings.TrimSpace(text)
+	if !strings.HasPrefix(command, "/") {
+		command = "/" + command
+	}
+	if strings.EqualFold(command, Umbrella) {
+		switch {
+		case text == "":
+			return "/help"
+		case strings.HasPrefix(text, "/"):
+			return text
+		}
+		return "/" + text
+	}
+	if text == "" {
+		return command
+	}
+	return command + " " + text
+}
+
+// slashMessage turns a slash command into a message for the sink; false
+// when it lacks what a message needs.
+func (a *Adapter) slashMessage(c slackapi.SlashCommand) (herald.Message, bool) {
+	if c.UserID == "" || c.ChannelID == "" || c.TriggerID == "" || strings.TrimSpace(c.Command) == "" {
+		return herald.Message{}, false
+	}
+	var chatType herald.ChatType
+	switch channelTypeOf(c.ChannelID) {
+	case "im":
+		chatType = herald.ChatDM
+	case "group":
+		chatType = herald.ChatGroup
+	default:
+		chatType = herald.ChatChannel
+	}
+	name := c.UserName
+	if name == "" {
+		name = c.UserID
+	}
+	m := herald.Message{
+		ID:   slashIDPrefix + c.TriggerID,
+		Text: slashText(c.Command, c.Text),
+		Source: herald.Source{
+			Platform: herald.PlatformSlack, ChatID: c.ChannelID, ChatType: chatType,
+			UserID: c.UserID, UserName: name,
+		},
+		// a slash command is always addressed to the app
+		Mentioned: true,
+		Received:  time.Now(),
+	}
+	if a.cfg.SlashReplies == SlashEphemeral {
+		a.mu.Lock()
+		if _, ok := a.slashUsers[m.ID]; !ok {
+			a.slashQ = append(a.slashQ, m.ID)
+			if len(a.slashQ) > maxSlashPending {
+				delete(a.slashUsers, a.slashQ[0])
+				a.slashQ = a.slashQ[1:]
+			}
+		}
+		a.slashUsers[m.ID] = c.UserID
+		a.mu.Unlock()
+	}
+	return m, true
+}
+
+// ephemeralUser is the user a reply caused by message id is shown to
+// alone, or "" when it goes to the channel.
+func (a *Adapter) ephemeralUser(cause string) string {
+	if !strings.HasPrefix(cause, slashIDPrefix) {
+		return ""
+	}
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	return a.slashUsers[cause]
+}
+
+// handleSlash hands a slash command to the sink. Like handle, it reports
+// false when the sink refused it: the command must not be acknowledged,
+// so Slack re-sends it (Socket Mode) or the user sees it fail (HTTP).
+// Slash commands have no message of their own to react to, so they get
+// no processing reactions.
+func (a *Adapter) handleSlash(ctx context.Context, sink adapters.Sink, c slackapi.SlashCommand) bool {
+	m, ok := a.slashMessage(c)
+	if !ok {
+		a.log.Warn("slack sent a slash command without a user, channel, command or trigger id; dropped", "command", c.Command)
+		return true
+	}
+	a.log.Debug("slack slash command", "command", c.Command, "channel", c.ChannelID, "user", c.UserID)
+	return !adapters.Refused(sink.Receive(ctx, m))
+}
+
+// slashFromForm reads the form Slack posts to a request URL for a slash
+// command.
+func slashFromForm(v url.Values) slackapi.SlashCommand {
+	return slackapi.SlashCommand{
+		TeamID: v.Get("team_id"), ChannelID: v.Get("channel_id"), ChannelName: v.Get("channel_name"),
+		UserID: v.Get("user_id"), UserName: v.Get("user_name"), Command: v.Get("command"),
+		Text: v.Get("text"), ResponseURL: v.Get("response_url"), TriggerID: v.Get("trigger_id"),
+		APIAppID: v.Get("api_app_id"),
+	}
+}
