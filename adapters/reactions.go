@@ -16,12 +16,13 @@ const (
 	PhaseWorking Phase = iota // a turn runs on the message
 	PhaseDone                 // the turn answered
 	PhaseFailed               // the turn failed
+	PhaseCleared              // it ended otherwise (interrupted, shut down): the working reaction comes off
 )
 
 // ReactFunc shows the reaction for phase on message id in chat (the
 // platform's chat or channel the message is in). It is called with
 // PhaseWorking once a turn starts on the message and then, when the
-// gateway is done with it, with PhaseDone or PhaseFailed. Errors are the
+// gateway is done with it, with PhaseDone, PhaseFailed or PhaseCleared. Errors are the
 // ReactFunc's to log: a reaction never affects the reply.
 type ReactFunc func(ctx context.Context, chat, id string, p Phase)
 
@@ -94,6 +95,8 @@ func (r *Reactions) Receive(ctx context.Context, sink Sink, m herald.Message, ch
 			r.react(fctx, w.chat, w.id, PhaseDone)
 		case out.Err != nil:
 			r.react(fctx, w.chat, w.id, PhaseFailed)
+		default:
+			r.react(fctx, w.chat, w.id, PhaseCleared)
 		}
 	}()
 	return rec

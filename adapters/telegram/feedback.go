@@ -29,9 +29,14 @@ var phaseReaction = map[adapters.Phase]string{
 	adapters.PhaseFailed:  FailedReaction,
 }
 
-// react sets the bot's reaction on message id in chat.
+// react sets the bot's reaction on message id in chat (none for
+// PhaseCleared).
 func (a *Adapter) react(ctx context.Context, chat, id string, p adapters.Phase) {
-	reaction, _ := json.Marshal([]map[string]string{{"type": "emoji", "emoji": phaseReaction[p]}})
+	set := []map[string]string{} // PhaseCleared: no reaction
+	if e, ok := phaseReaction[p]; ok {
+		set = append(set, map[string]string{"type": "emoji", "emoji": e})
+	}
+	reaction, _ := json.Marshal(set)
 	params := tgbotapi.Params{}
 	params["chat_id"] = a.current(chat)
 	params["message_id"] = id
