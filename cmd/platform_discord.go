@@ -39,6 +39,7 @@ func buildDiscord(a *app) (adapters.Adapter, bool, error) {
 		HomeChannel: dc.HomeChannel,
 		AllowBots:   strings.ToLower(strings.TrimSpace(dc.AllowBots)),
 		OpenTimeout: dc.OpenTimeout.D(),
+		Reactions:   config.On(dc.Reactions, false),
 		Log:         a.log.With("platform", "discord"),
 	}), true, nil
 }

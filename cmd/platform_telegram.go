@@ -32,6 +32,7 @@ func buildTelegram(a *app) (adapters.Adapter, bool, error) {
 		WebhookURL:    tc.WebhookURL,
 		HomeChannel:   tc.HomeChannel,
 		Store:         a.store,
+		Reactions:     config.On(tc.Reactions, false),
 		Log:           a.log.With("platform", "telegram"),
 		Redactor:      a.redactor,
 	}), true, nil

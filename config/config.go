@@ -198,6 +198,9 @@ type Telegram struct {
 	// allowed_channels and free_response_channels (both are read).
 	AllowedChats      IDList `yaml:"allowed_chats"`
 	FreeResponseChats IDList `yaml:"free_response_chats"`
+	// Reactions shows processing reactions on the messages herald
+	// answers: 👀 while it works, then 👍 or 👎 (default off).
+	Reactions *bool `yaml:"reactions"`
 }
 
 // Discord settings. The token comes from DISCORD_BOT_TOKEN.
@@ -220,6 +223,9 @@ type Discord struct {
 	// AllowedRoles are role ids whose members may use the bot in the
 	// server the message came from (besides allowed_users).
 	AllowedRoles IDList `yaml:"allowed_roles"`
+	// Reactions shows processing reactions on the messages herald
+	// answers: 👀 while it works, then ✅ or ❌ (default off).
+	Reactions *bool `yaml:"reactions"`
 }
 
 // Slack settings. Tokens come from SLACK_BOT_TOKEN and SLACK_APP_TOKEN.

@@ -74,6 +74,9 @@ type Config struct {
 	// Transport carries REST calls, the gateway discovery and attachment
 	// downloads; nil means http.DefaultTransport.
 	Transport http.RoundTripper
+	// Reactions shows processing reactions on the messages herald
+	// answers: 👀 while a turn runs, then ✅ or ❌ (feedback.go).
+	Reactions bool
 	Log       *slog.Logger
 }
 
@@ -97,6 +100,8 @@ type Adapter struct {
 	origins []origin     // where Fetch may read from
 	media   *http.Client // attachment downloads: no credentials, no rewriting
 	upload  *http.Client // uploads: REST, with MediaTimeout
+	// rx shows processing reactions; nil when they are off.
+	rx *adapters.Reactions
 }
 
 var (
@@ -156,6 +161,9 @@ func New(cfg Config) *Adapter {
 		a.token = "Bot " + a.token
 	}
 	a.rest = a.session()
+	if cfg.Reactions {
+		a.rx = adapters.NewReactions(a.react)
+	}
 	a.state.Store("connecting")
 	a.botID.Store("")
 	a.botName.Store("")
@@ -260,6 +268,7 @@ func (a *Adapter) Delete(ctx context.Context, to herald.Target, messageID string
 
 // Typing shows the typing indicator (Discord shows it for about 10 s).
 func (a *Adapter) Typing(ctx context.Context, to herald.Target) error {
+	a.rx.Typing(ctx, to)
 	ch := channel(to)
 	if err := a.rest.ChannelTyping(ch, discordgo.WithContext(ctx)); err != nil {
 		return classify(ctx, "typing in "+ch, err)

@@ -231,7 +231,7 @@ func (a *Adapter) consume(ctx context.Context, sink adapters.Sink, in <-chan inb
 					}
 				}()
 				if m, ok := a.toMessage(ctx, ev.s, ev.m, ev.raw); ok {
-					sink.Receive(ctx, m)
+					a.rx.Receive(ctx, sink, m, channel(m.Source.Target()))
 				}
 			}()
 		}

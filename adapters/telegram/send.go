@@ -182,6 +182,7 @@ func (a *Adapter) same(chat, id, text string) bool {
 
 // Typing implements adapters.Typer (Telegram shows it for about 5 s).
 func (a *Adapter) Typing(ctx context.Context, to herald.Target) error {
+	a.rx.Typing(ctx, to)
 	chat := to.ChatID
 	if chat == "" {
 		chat = a.cfg.HomeChannel

@@ -72,8 +72,11 @@ type Config struct {
 	// OnListen is called with the webhook server's address once it
 	// listens.
 	OnListen func(addr string)
-	Log      *slog.Logger
-	Redactor *herald.Redactor
+	// Reactions shows processing reactions on the messages herald
+	// answers: 👀 while a turn runs, then 👍 or 👎 (feedback.go).
+	Reactions bool
+	Log       *slog.Logger
+	Redactor  *herald.Redactor
 }
 
 // Adapter is the Telegram platform.
@@ -98,6 +101,8 @@ type Adapter struct {
 	// moved maps groups upgraded to supergroups to their new chat ids
 	// (migrate.go).
 	moved map[string]string
+	// rx shows processing reactions; nil when they are off.
+	rx *adapters.Reactions
 }
 
 var (
@@ -142,7 +147,11 @@ func New(cfg Config) *Adapter {
 	// Up- and downloads of tens of MB may take longer than a poll.
 	tc := *hc
 	tc.Timeout = max(hc.Timeout, transferTimeout)
-	return &Adapter{cfg: cfg, log: cfg.Log, red: cfg.Redactor, http: hc, transfer: &tc, state: "not started", edits: map[string]string{}}
+	a := &Adapter{cfg: cfg, log: cfg.Log, red: cfg.Redactor, http: hc, transfer: &tc, state: "not started", edits: map[string]string{}}
+	if cfg.Reactions {
+		a.rx = adapters.NewReactions(a.react)
+	}
+	return a
 }
 
 // Platform implements adapters.Adapter.
@@ -330,7 +339,7 @@ func (a *Adapter) deliver(ctx context.Context, sink adapters.Sink, raw json.RawM
 	if !ok {
 		return id + 1, true
 	}
-	if adapters.Refused(sink.Receive(ctx, m)) {
+	if adapters.Refused(a.rx.Receive(ctx, sink, m, m.Source.ChatID)) {
 		return offset, false
 	}
 	return id + 1, true

@@ -94,7 +94,7 @@ func (a *Adapter) webhookHandler(ctx context.Context, sink adapters.Sink) http.H
 			http.Error(w, "could not move the chat", http.StatusServiceUnavailable)
 			return
 		}
-		if ok && adapters.Refused(sink.Receive(ctx, m)) {
+		if ok && adapters.Refused(a.rx.Receive(ctx, sink, m, m.Source.ChatID)) {
 			http.Error(w, "shutting down", http.StatusServiceUnavailable)
 			return
 		}

@@ -92,6 +92,8 @@ type Server struct {
 	edits         []Edit
 	deleted       []string
 	typing        map[string]int
+	reactions     []Reaction
+	reactFail     int
 	failures      []failure
 	rejected      int
 	channels      map[string]*discordgo.Channel
@@ -148,6 +150,8 @@ func New() *Server {
 	mux.HandleFunc("PATCH /api/v9/channels/{id}/messages/{mid}", s.auth(s.patchMessage))
 	mux.HandleFunc("DELETE /api/v9/channels/{id}/messages/{mid}", s.auth(s.deleteMessage))
 	mux.HandleFunc("POST /api/v9/channels/{id}/typing", s.auth(s.postTyping))
+	mux.HandleFunc("PUT /api/v9/channels/{id}/messages/{mid}/reactions/{emoji}/@me", s.auth(s.reaction("add")))
+	mux.HandleFunc("DELETE /api/v9/channels/{id}/messages/{mid}/reactions/{emoji}/@me", s.auth(s.reaction("remove")))
 	mux.HandleFunc("GET /gateway/", s.serveWS)
 	mux.HandleFunc("GET /attachments/", s.serveAttachment)
 	mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {

@@ -38,6 +38,8 @@ type Call struct {
 	ParseMode string
 	ReplyTo   string
 	Action    string // sendChatAction
+	// Reaction is the emoji setMessageReaction set ("" clears it).
+	Reaction string
 	// Uploads (sendPhoto, sendDocument, sendVoice, sendAudio, sendVideo).
 	Caption   string
 	FileField string // the multipart field the file came in ("photo", …)
@@ -451,6 +453,8 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
 		writeOK(w, true)
 	case "setMyCommands":
 		s.setMyCommands(w, r)
+	case "setMessageReaction":
+		s.setMessageReaction(w, r)
 	default:
 		writeErr(w, Failure{Code: 404, Description: "Not Found: method " + method + " is not faked"})
 	}
