@@ -40,6 +40,9 @@ type Outgoing struct {
 	Cause string
 	// Part and Parts number a split message (1-based).
 	Part, Parts int
+	// Buttons are drawn in one row under the text by adapters that
+	// implement ButtonSender; others never get any.
+	Buttons []Button
 }
 
 // Sent is what the platform said about a sent message.
