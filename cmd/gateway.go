@@ -162,7 +162,9 @@ func (e *env) gateway(ctx context.Context, args []string) error {
 func gatewayConfig(a *app, ads []adapters.Adapter) gateway.Config {
 	c := a.cfg
 	auth := map[herald.Platform]gateway.PlatformAuth{}
+	approvers := map[herald.Platform][]string{}
 	add := func(p herald.Platform, cm config.Common, trust bool, gm gateway.GroupManners) {
+		approvers[p] = cm.Approvers
 		gm.AllowedChannels = append(gm.AllowedChannels, cm.AllowedChannels...)
 		gm.IgnoredChannels = cm.IgnoredChannels
 		gm.FreeResponseChannels = append(gm.FreeResponseChannels, cm.FreeResponseChannels...)
@@ -198,6 +200,7 @@ func gatewayConfig(a *app, ads []adapters.Adapter) gateway.Config {
 		Reset:           sessions.ResetPolicy{Mode: c.SessionReset.Mode, AtHour: c.SessionReset.AtHour, IdleMinutes: c.SessionReset.IdleMinutes},
 		ResetNotify:     c.SessionReset.Notify,
 		ApprovalTimeout: c.Approvals.Timeout.D(),
+		ApproverUsers:   approvers,
 	}
 }
 

@@ -169,6 +169,10 @@ type Common struct {
 	// RequireMention: in groups, answer only when mentioned or replied to.
 	RequireMention *bool    `yaml:"require_mention"`
 	DisabledTools  []string `yaml:"disabled_tools"`
+	// Approvers are user ids who may answer any approval prompt's buttons
+	// in this platform's chats, besides the person whose message needs
+	// the approval.
+	Approvers IDList `yaml:"approvers"`
 	// Groups: channel policy and wake words (groups.go).
 	Groups `yaml:",inline"`
 }

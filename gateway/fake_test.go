@@ -24,6 +24,7 @@ type fakeAdapter struct {
 	mu    sync.Mutex
 	calls int
 	sent  []adapters.Outgoing
+	ids   []string // the platform id of each of sent
 	times []time.Time
 	fail  func(attempt int, out adapters.Outgoing) error
 }
@@ -45,8 +46,10 @@ func (f *fakeAdapter) Send(ctx context.Context, to herald.Target, out adapters.O
 			return adapters.Sent{}, err
 		}
 	}
+	id := fmt.Sprint("s", f.calls)
 	f.sent = append(f.sent, out)
-	return adapters.Sent{MessageID: fmt.Sprint("s", f.calls)}, nil
+	f.ids = append(f.ids, id)
+	return adapters.Sent{MessageID: id}, nil
 }
 
 func (f *fakeAdapter) texts() []string {
@@ -70,6 +73,47 @@ func (e *editAdapter) Edit(ctx context.Context, to herald.Target, id, text strin
 	defer e.mu.Unlock()
 	e.edits = append(e.edits, text)
 	return nil
+}
+
+// buttonAdapter also draws buttons (adapters.ButtonSender); closeErr,
+// when set, fails every CloseButtons.
+type buttonAdapter struct {
+	fakeAdapter
+	closeErr error
+	closes   []closedPrompt
+}
+
+type closedPrompt struct {
+	to       herald.Target
+	id, text string
+}
+
+func (b *buttonAdapter) CloseButtons(ctx context.Context, to herald.Target, id, text string) error {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if b.closeErr != nil {
+		return b.closeErr
+	}
+	b.closes = append(b.closes, closedPrompt{to: to, id: id, text: text})
+	return nil
+}
+
+// prompts returns the messages sent with buttons, and their ids.
+func (b *buttonAdapter) prompts() (outs []adapters.Outgoing, ids []string) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	for i, o := range b.sent {
+		if len(o.Buttons) > 0 {
+			outs, ids = append(outs, o), append(ids, b.ids[i])
+		}
+	}
+	return outs, ids
+}
+
+func (b *buttonAdapter) closed() []closedPrompt {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return append([]closedPrompt(nil), b.closes...)
 }
 
 // bubble is a Runner on a fake adapter, for use inside synctest.Test.

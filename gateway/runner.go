@@ -78,6 +78,10 @@ type Config struct {
 	// or /deny) on some platforms; herald chat passes a terminal prompt
 	// for "cli".
 	Approvers map[herald.Platform]agent.Approver
+	// ApproverUsers may press an approval prompt's buttons besides the
+	// person whose message needs the approval: platform user ids, per
+	// platform (platforms.<name>.approvers).
+	ApproverUsers map[herald.Platform][]string
 	// StreamInterval is the least time between two edits of a streamed
 	// reply (default 1 s).
 	StreamInterval time.Duration
@@ -130,7 +134,9 @@ type Runner struct {
 	outboxKick chan struct{}
 	// maybeSent counts sends that timed out after their request was
 	// written (delivered or not: unknown) and were not repeated
-	maybeSent  atomic.Int64
+	maybeSent atomic.Int64
+	// pressable are the approvals waiting now, by button token (press.go)
+	pressable  pressables
 	baseCtx    context.Context
 	cancelBase context.CancelFunc
 }
