@@ -85,11 +85,24 @@
 // gateway moves the chat's sessions); an update whose move failed is not
 // confirmed (migrate.go).
 //
+// Buttons (buttons.go). Outgoing.Buttons go out as one row of an inline
+// keyboard (reply_markup; each button's Data as its callback_data;
+// Telegram has no button colours, so Style is not drawn). CloseButtons
+// (adapters.ButtonSender) is an editMessageText with the new text and an
+// empty inline keyboard. getUpdates and setWebhook ask for message,
+// channel_post and callback_query updates; a callback_query is a press:
+// when the Sink is an adapters.PressSink it gets an adapters.Press (the
+// presser from callback_query.from, the chat from the message the button
+// is under, its forum topic as for messages), and the query is always
+// answered with answerCallbackQuery, with Press's text (cut to 200
+// characters) or, for a Sink that takes no presses or a message Telegram
+// does not name, NoPressText, so the presser's client stops waiting.
+//
 // Failure. Network loss while polling is retried inside Run with capped
 // exponential backoff and jitter (Health says "reconnecting"); a refused
 // token ends Run with a *adapters.FatalError.
 //
-// Concurrency. Send, SendFile, Fetch, Edit, Typing and Health may be
+// Concurrency. Send, SendFile, Fetch, Edit, CloseButtons, Typing and Health may be
 // called from any goroutine, before, during or after Run. Run must not be
 // called twice at the same time.
 package telegram

@@ -46,6 +46,9 @@ func (a *Adapter) Send(ctx context.Context, to herald.Target, out adapters.Outgo
 		p = tgbotapi.Params{}
 		addTarget(p, chat, thread, out.ReplyTo)
 		addMarkup(p, "text", out.Text, out.Plain)
+		if len(out.Buttons) > 0 {
+			p["reply_markup"] = keyboard(out.Buttons)
+		}
 		var err error
 		if resp, err = a.bot(ctx).MakeRequest("sendMessage", p); err != nil {
 			return a.classify("sendMessage to "+chat, err)
@@ -132,6 +135,12 @@ func addMarkup(p tgbotapi.Params, key, text string, plain bool) {
 // has is skipped; one Telegram refuses for its markup is retried once as
 // plain text (an edit has no Plain flag the gateway could set).
 func (a *Adapter) Edit(ctx context.Context, to herald.Target, messageID, text string) error {
+	return a.edit(ctx, to, messageID, text, "")
+}
+
+// edit is editMessageText, with replyMarkup when set (then never skipped:
+// the markup changes even when the text does not).
+func (a *Adapter) edit(ctx context.Context, to herald.Target, messageID, text, replyMarkup string) error {
 	chat := to.ChatID
 	if chat == "" {
 		chat = a.cfg.HomeChannel
@@ -143,7 +152,8 @@ func (a *Adapter) Edit(ctx context.Context, to herald.Target, messageID, text st
 		p["chat_id"] = chat
 		p["message_id"] = messageID
 		addMarkup(p, "text", text, plain)
-		if a.same(chat, messageID, p["text"]) {
+		p.AddNonEmpty("reply_markup", replyMarkup)
+		if replyMarkup == "" && a.same(chat, messageID, p["text"]) {
 			return nil
 		}
 		_, err := a.bot(ctx).MakeRequest("editMessageText", p)

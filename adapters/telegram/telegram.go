@@ -337,6 +337,7 @@ func (a *Adapter) deliver(ctx context.Context, sink adapters.Sink, raw json.RawM
 		return offset, false
 	}
 	if !ok {
+		a.handlePress(ctx, sink, raw)
 		return id + 1, true
 	}
 	if adapters.Refused(a.rx.Receive(ctx, sink, m, m.Source.ChatID)) {
@@ -370,7 +371,7 @@ func (a *Adapter) dropWebhook(ctx context.Context) error {
 
 // getUpdates asks for updates from offset and returns them raw.
 func (a *Adapter) getUpdates(ctx context.Context, offset int) ([]json.RawMessage, error) {
-	resp, err := a.bot(ctx).Request(tgbotapi.UpdateConfig{Offset: offset, Timeout: int(a.cfg.PollTimeout / time.Second)})
+	resp, err := a.bot(ctx).Request(tgbotapi.UpdateConfig{Offset: offset, Timeout: int(a.cfg.PollTimeout / time.Second), AllowedUpdates: allowedUpdates})
 	if err != nil {
 		var te *tgbotapi.Error
 		if errors.As(err, &te) && te.Code == http.StatusConflict {

@@ -36,6 +36,7 @@ func (a *Adapter) runWebhook(ctx context.Context, sink adapters.Sink) error {
 		p := tgbotapi.Params{}
 		p["url"] = a.cfg.WebhookURL
 		p["secret_token"] = a.cfg.WebhookSecret
+		p.AddInterface("allowed_updates", allowedUpdates)
 		if _, err := a.bot(ctx).MakeRequest("setWebhook", p); err != nil {
 			ln.Close()
 			return a.classify("setWebhook", err)
@@ -93,6 +94,9 @@ func (a *Adapter) webhookHandler(ctx context.Context, sink adapters.Sink) http.H
 		if from, to, moved := migration(body); moved && !a.moveChat(ctx, sink, from, to) {
 			http.Error(w, "could not move the chat", http.StatusServiceUnavailable)
 			return
+		}
+		if !ok {
+			a.handlePress(ctx, sink, body)
 		}
 		if ok && adapters.Refused(a.rx.Receive(ctx, sink, m, m.Source.ChatID)) {
 			http.Error(w, "shutting down", http.StatusServiceUnavailable)

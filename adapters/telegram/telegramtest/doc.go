@@ -63,5 +63,15 @@
 // messages (migrate_to_chat_id, migrate_from_chat_id) and answering
 // requests to the old id with 400 and migrate_to_chat_id.
 //
+// Buttons: sendMessage and editMessageText take an inline keyboard
+// (reply_markup), checked as Telegram checks it (callback_data of 1 to 64
+// bytes, button text), recorded as Call.Keyboard and kept per message
+// (Keyboard); an edit with no keyboard or an empty one takes it away, and
+// an edit that changes only the keyboard is a change. PressButton queues
+// the callback_query a press makes (PressUpdate builds it for a webhook);
+// answerCallbackQuery is recorded with the query's id and text, and
+// refused for a query answered already or never made. getUpdates honours
+// allowed_updates (AllowedUpdates reads the last one asked for).
+//
 // All methods are safe for concurrent use.
 package telegramtest

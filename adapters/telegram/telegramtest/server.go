@@ -40,6 +40,11 @@ type Call struct {
 	Action    string // sendChatAction
 	// Reaction is the emoji setMessageReaction set ("" clears it).
 	Reaction string
+	// Keyboard is the inline keyboard a sendMessage or editMessageText
+	// set (nil: none; an edit with none takes the old one away).
+	Keyboard [][]InlineButton
+	// CallbackQueryID is the query answerCallbackQuery answered.
+	CallbackQueryID string
 	// Uploads (sendPhoto, sendDocument, sendVoice, sendAudio, sendVideo).
 	Caption   string
 	FileField string // the multipart field the file came in ("photo", …)
@@ -88,6 +93,13 @@ type Server struct {
 	// migrated maps a group's old chat id to its supergroup's.
 	migrated map[string]int64
 	slow     map[string][]time.Duration
+	// keyboards are the inline keyboards messages show (chat\x00message);
+	// queries are the callback queries made, and whether answered.
+	keyboards map[string][][]InlineButton
+	queries   map[string]bool
+	nextQuery int
+	// allowed is the allowed_updates of the last getUpdates
+	allowed string
 }
 
 type update struct {
@@ -113,6 +125,7 @@ func New(opts Options) *Server {
 		opts: opts, changed: make(chan struct{}), nextID: 1, nextMsgID: 100,
 		attempts: map[string]int{}, fails: map[string][]Failure{}, drops: map[string]int{}, texts: map[string]string{},
 		files: map[string]File{}, commands: map[string][]BotCommand{}, deadThreads: map[string]bool{}, migrated: map[string]int64{},
+		keyboards: map[string][][]InlineButton{}, queries: map[string]bool{},
 	}
 	s.srv = httptest.NewServer(http.HandlerFunc(s.serve))
 	return s
@@ -302,6 +315,14 @@ func (s *Server) AddUpdate(upd map[string]any) Injected {
 			msgID, _ = m["message_id"].(int)
 		}
 	}
+	if q, ok := upd["callback_query"].(map[string]any); ok {
+		// a query queued as it is can be answered, once
+		if qid, ok := q["id"].(string); ok {
+			if _, made := s.queries[qid]; !made {
+				s.queries[qid] = false
+			}
+		}
+	}
 	raw, _ := json.Marshal(upd)
 	s.updates = append(s.updates, update{id: id, raw: raw})
 	s.notifyLocked()
@@ -455,6 +476,8 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
 		s.setMyCommands(w, r)
 	case "setMessageReaction":
 		s.setMessageReaction(w, r)
+	case "answerCallbackQuery":
+		s.answerCallbackQuery(w, r)
 	default:
 		writeErr(w, Failure{Code: 404, Description: "Not Found: method " + method + " is not faked"})
 	}
@@ -499,6 +522,10 @@ func (s *Server) getUpdates(w http.ResponseWriter, r *http.Request) {
 		limit = 100
 	}
 	timeout, _ := strconv.Atoi(r.Form.Get("timeout"))
+	kinds := allowedKinds(r.Form.Get("allowed_updates"))
+	s.mu.Lock()
+	s.allowed = r.Form.Get("allowed_updates")
+	s.mu.Unlock()
 	hold := min(time.Duration(timeout)*time.Second, s.opts.MaxPoll)
 	timer := time.NewTimer(hold)
 	defer timer.Stop()
@@ -525,6 +552,9 @@ func (s *Server) getUpdates(w http.ResponseWriter, r *http.Request) {
 		for _, u := range s.updates {
 			if len(out) == limit {
 				break
+			}
+			if kinds != nil && !kinds[kindOf(u.raw)] {
+				continue // not asked for: Telegram does not send it
 			}
 			out = append(out, u.raw)
 		}
@@ -559,12 +589,18 @@ func (s *Server) sendMessage(w http.ResponseWriter, r *http.Request) {
 		writeErr(w, fail)
 		return
 	}
+	kb, fail, ok := parseKeyboard(f.Get("reply_markup"))
+	if !ok {
+		writeErr(w, fail)
+		return
+	}
 	s.mu.Lock()
 	s.nextMsgID++
 	id := strconv.Itoa(s.nextMsgID)
 	s.texts[chat+"\x00"+id] = text
+	s.keyboards[chat+"\x00"+id] = kb
 	s.mu.Unlock()
-	s.record(Call{Method: "sendMessage", ChatID: chat, ThreadID: f.Get("message_thread_id"), MessageID: id, Text: text, ParseMode: mode, ReplyTo: f.Get("reply_to_message_id"), Form: f})
+	s.record(Call{Method: "sendMessage", ChatID: chat, ThreadID: f.Get("message_thread_id"), MessageID: id, Text: text, ParseMode: mode, ReplyTo: f.Get("reply_to_message_id"), Keyboard: kb, Form: f})
 	writeOK(w, messageJSON(chat, id, text, f.Get("message_thread_id")))
 }
 
@@ -575,21 +611,28 @@ func (s *Server) editMessage(w http.ResponseWriter, r *http.Request) {
 		writeErr(w, fail)
 		return
 	}
+	kb, fail, ok := parseKeyboard(f.Get("reply_markup"))
+	if !ok {
+		writeErr(w, fail)
+		return
+	}
+	key := chat + "\x00" + id
 	s.mu.Lock()
-	old, ok := s.texts[chat+"\x00"+id]
-	if ok && old != text {
-		s.texts[chat+"\x00"+id] = text
+	old, ok := s.texts[key]
+	same := old == text && sameKeyboard(s.keyboards[key], kb)
+	if ok && !same {
+		s.texts[key], s.keyboards[key] = text, kb
 	}
 	s.mu.Unlock()
 	switch {
 	case !ok:
 		writeErr(w, Failure{Code: 400, Description: "Bad Request: message to edit not found"})
 		return
-	case old == text:
+	case same:
 		writeErr(w, Failure{Code: 400, Description: "Bad Request: message is not modified: specified new message content and reply markup are exactly the same as a current content and reply markup of the message"})
 		return
 	}
-	s.record(Call{Method: "editMessageText", ChatID: chat, MessageID: id, Text: text, ParseMode: mode, Form: f})
+	s.record(Call{Method: "editMessageText", ChatID: chat, MessageID: id, Text: text, ParseMode: mode, Keyboard: kb, Form: f})
 	writeOK(w, messageJSON(chat, id, text, ""))
 }
 
