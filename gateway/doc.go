@@ -1,8 +1,9 @@
 // Package gateway is the Runner: it runs every adapter, takes each inbound
 // message through dispatch, runs agent turns, and delivers what comes out
 // through one delivery path. It implements adapters.Sink, herald.Deliverer,
-// herald.Replier and herald.TranscriptAppender, and agent.Approver for
-// chats.
+// herald.Replier and herald.TranscriptAppender, agent.Approver for
+// chats, and adapters.PressSink for approval buttons (press.go: Press
+// never waits on a turn).
 //
 // The order of one message: internal messages (cron, BOOT.md, notices)
 // skip hooks and auth; pre_gateway_dispatch (skip, skip with ingest,
