@@ -295,3 +295,23 @@ func TestApprovalHooksSameForPress(t *testing.T) {
 		t.Fatalf("pressed %+v\ntyped   %+v", pressed, typed)
 	}
 }
+
+// FuzzParseApprovalData: a press's data is the platform's report of a
+// button; whatever it holds, it is either refused or read back exactly
+// as approvalButtons writes it.
+func FuzzParseApprovalData(f *testing.F) {
+	for _, b := range approvalButtons("0123456789abcdef") {
+		f.Add(b.Data)
+	}
+	f.Add("ap:a:b:once")
+	f.Add("ap::once")
+	f.Fuzz(func(t *testing.T, data string) {
+		token, choice, ok := parseApprovalData(data)
+		if !ok {
+			return
+		}
+		if token == "" || strings.Contains(token, ":") || data != approvalDataPrefix+token+":"+string(choice) {
+			t.Fatalf("%q read as token %q choice %q", data, token, choice)
+		}
+	})
+}
