@@ -44,9 +44,10 @@
 // there, bounded, in ThreadContext (read with conversations.replies before
 // the event is acknowledged, within 2 s; a failed read only loses them).
 //
-// Feedback: Typing (called by the gateway while a turn runs) sets the
-// thread's status with assistant.threads.setStatus on the oldest message
-// in work in that chat and thread, or, when the app cannot (remembered),
+// Feedback (through the shared tracker, adapters.Reactions): Typing
+// (called by the gateway while a turn runs) sets the thread's status with
+// assistant.threads.setStatus on the oldest message in work in that chat
+// and thread, renewed every 90 s, or, when the app cannot (remembered),
 // puts :eyes: on the message; both are taken down when the message's
 // Receipt resolves. Config.Reactions adds :eyes: while a turn runs and
 // :white_check_mark: or :x: after it. Run waits for this clean-up.

@@ -111,7 +111,8 @@ type Adapter struct {
 	threads *threadSet  // threads the bot took part in
 	seen    *boundedSet // threads whose earlier messages this process knows
 	fb      feedback
-	edits   map[string]string // channel/ts → last text, for skipping identical edits
+	rx      *adapters.Reactions // follows the messages in work for fb
+	edits   map[string]string   // channel/ts → last text, for skipping identical edits
 	editQ   []string
 	// slashUsers: the slash commands whose replies are ephemeral, by
 	// message id, to the user who typed them (bounded, in order slashQ)
@@ -175,7 +176,8 @@ func New(cfg Config) *Adapter {
 	a := &Adapter{cfg: cfg, log: cfg.Log, health: "starting", edits: map[string]string{}, slashUsers: map[string]string{}}
 	a.threads = newThreadSet(cfg.Threads, cfg.ThreadTTL, cfg.MaxThreads, cfg.Log)
 	a.seen = newBoundedSet(cfg.MaxThreads)
-	a.fb.inflight = map[string][]*working{}
+	a.fb.shown = map[string]*shown{}
+	a.rx = adapters.NewFeedback(a.show, statusRenewAfter)
 	opts := []slackapi.Option{
 		slackapi.OptionAPIURL(cfg.APIURL),
 		slackapi.OptionHTTPClient(cfg.HTTPClient),
@@ -233,7 +235,7 @@ func (a *Adapter) fail(err error) error {
 // until ctx ends.
 func (a *Adapter) Run(ctx context.Context, sink adapters.Sink) error {
 	// the feedback of messages in work is taken down before Run returns
-	defer a.fb.wg.Wait()
+	defer a.rx.Wait()
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	if a.cfg.BotToken == "" {
@@ -403,14 +405,7 @@ func (a *Adapter) handle(ctx context.Context, sink adapters.Sink, ev slackevents
 		return true
 	}
 	a.withThreadContext(ctx, &m)
-	w := a.begin(m)
-	r := sink.Receive(ctx, m)
-	if r == nil || adapters.Refused(r) {
-		a.drop(w)
-		return !adapters.Refused(r)
-	}
-	a.track(ctx, w, r)
-	return true
+	return !adapters.Refused(a.rx.Receive(ctx, sink, m, m.Source.ChatID))
 }
 
 // libLogger sends slack-go's log lines to slog at debug level, redacted.
