@@ -112,6 +112,7 @@ type Adapter struct {
 	seen    *boundedSet // threads whose earlier messages this process knows
 	fb      feedback
 	rx      *adapters.Reactions // follows the messages in work for fb
+	replies sync.WaitGroup      // answers to button presses being posted
 	edits   map[string]string   // channel/ts → last text, for skipping identical edits
 	editQ   []string
 	// slashUsers: the slash commands whose replies are ephemeral, by
@@ -236,6 +237,7 @@ func (a *Adapter) fail(err error) error {
 func (a *Adapter) Run(ctx context.Context, sink adapters.Sink) error {
 	// the feedback of messages in work is taken down before Run returns
 	defer a.rx.Wait()
+	defer a.replies.Wait()
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	if a.cfg.BotToken == "" {
@@ -365,7 +367,16 @@ func (a *Adapter) socketEvent(ctx context.Context, sm *socketmode.Client, sink a
 			}
 			a.log.Warn("slack sent an event herald could not read; acknowledged and dropped", "err", bm.Cause)
 		}
-	case socketmode.EventTypeEventsAPI, socketmode.EventTypeSlashCommand, socketmode.EventTypeInteractive:
+	case socketmode.EventTypeInteractive:
+		// a press is not stored by the gateway nor sent again by Slack:
+		// acked at once, so the 3 s window never waits for the sink
+		if ev.Request != nil && ev.Request.EnvelopeID != "" {
+			a.ack(ctx, sm, ev.Request.EnvelopeID)
+		}
+		if ic, ok := ev.Data.(slackapi.InteractionCallback); ok {
+			a.handleInteraction(ctx, sink, ic)
+		}
+	case socketmode.EventTypeEventsAPI, socketmode.EventTypeSlashCommand:
 		// the event is handed on first and acked once the gateway took
 		// (stored) it: an envelope the gateway refused is not acked, so
 		// Slack re-sends it

@@ -65,15 +65,6 @@ func (a *Adapter) slashMessage(c slackapi.SlashCommand) (herald.Message, bool) {
 	if c.UserID == "" || c.ChannelID == "" || c.TriggerID == "" || strings.TrimSpace(c.Command) == "" {
 		return herald.Message{}, false
 	}
-	var chatType herald.ChatType
-	switch channelTypeOf(c.ChannelID) {
-	case "im":
-		chatType = herald.ChatDM
-	case "group":
-		chatType = herald.ChatGroup
-	default:
-		chatType = herald.ChatChannel
-	}
 	name := c.UserName
 	if name == "" {
 		name = c.UserID
@@ -82,7 +73,7 @@ func (a *Adapter) slashMessage(c slackapi.SlashCommand) (herald.Message, bool) {
 		ID:   slashIDPrefix + c.TriggerID,
 		Text: slashText(c.Command, c.Text),
 		Source: herald.Source{
-			Platform: herald.PlatformSlack, ChatID: c.ChannelID, ChatType: chatType,
+			Platform: herald.PlatformSlack, ChatID: c.ChannelID, ChatType: chatTypeOf("", c.ChannelID),
 			UserID: c.UserID, UserName: name,
 		},
 		// a slash command is always addressed to the app
