@@ -119,6 +119,9 @@ type Adapter struct {
 	// message id, to the user who typed them (bounded, in order slashQ)
 	slashUsers map[string]string
 	slashQ     []string
+	// commands are the names of the gateway's commands (SetCommands);
+	// nil until it gives them
+	commands map[string]bool
 }
 
 var (
