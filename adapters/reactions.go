@@ -17,6 +17,10 @@ const (
 	PhaseDone                 // the turn answered
 	PhaseFailed               // the turn failed
 	PhaseCleared              // it ended otherwise (interrupted, shut down): the working reaction comes off
+	// PhaseStillWorking: the turn still runs, a renewal interval after
+	// the last PhaseWorking or PhaseStillWorking (trackers made with
+	// NewFeedback only).
+	PhaseStillWorking
 )
 
 // ReactFunc shows the reaction for phase on message id in chat (the
@@ -26,6 +30,11 @@ const (
 // ReactFunc's to log: a reaction never affects the reply.
 type ReactFunc func(ctx context.Context, chat, id string, p Phase)
 
+// FeedbackFunc is a ReactFunc that is also told the message's thread
+// (its Source.ThreadID), for platforms that show a working status per
+// thread (Slack's assistant.threads.setStatus) as well as reactions.
+type FeedbackFunc func(ctx context.Context, chat, thread, id string, p Phase)
+
 // reactTimeout bounds one reaction call.
 const reactTimeout = 5 * time.Second
 
@@ -34,22 +43,34 @@ const reactTimeout = 5 * time.Second
 // (a turn began on it), the done or failed one when its Receipt
 // resolves. A nil *Reactions (reactions off) does nothing.
 type Reactions struct {
-	react    ReactFunc
+	react FeedbackFunc
+	// renew is how long after a working call Typing calls again
+	// (PhaseStillWorking); 0 never does
+	renew    time.Duration
 	mu       sync.Mutex
 	inflight map[string][]*reacting // chat/thread → oldest first
 	wg       sync.WaitGroup
 }
 
 type reacting struct {
-	key, chat, id string
-	receipt       *Receipt
-	started, done bool
-	shown         chan struct{} // closed once the working reaction was tried
+	key, chat, thread, id string
+	receipt               *Receipt
+	started, done         bool
+	shown                 chan struct{} // closed once the last working call returned
+	shownAt               time.Time     // when the last working call began
 }
 
 // NewReactions returns a tracker that reacts through react.
 func NewReactions(react ReactFunc) *Reactions {
-	return &Reactions{react: react, inflight: map[string][]*reacting{}}
+	return NewFeedback(func(ctx context.Context, chat, _, id string, p Phase) { react(ctx, chat, id, p) }, 0)
+}
+
+// NewFeedback returns a tracker that shows feedback through show: as a
+// NewReactions tracker does, and besides, when renew is positive, with
+// PhaseStillWorking on a Typing at least renew after the last working
+// call, so that a status the platform drops after a while is set again.
+func NewFeedback(show FeedbackFunc, renew time.Duration) *Reactions {
+	return &Reactions{react: show, renew: renew, inflight: map[string][]*reacting{}}
 }
 
 // Receive hands m to sink and, when the gateway took it, follows it until
@@ -60,7 +81,7 @@ func (r *Reactions) Receive(ctx context.Context, sink Sink, m herald.Message, ch
 	if r == nil || m.ID == "" {
 		return sink.Receive(ctx, m)
 	}
-	w := &reacting{key: m.Source.ChatID + "/" + m.Source.ThreadID, chat: chat, id: m.ID}
+	w := &reacting{key: m.Source.ChatID + "/" + m.Source.ThreadID, chat: chat, thread: m.Source.ThreadID, id: m.ID}
 	r.mu.Lock()
 	r.inflight[w.key] = append(r.inflight[w.key], w)
 	r.mu.Unlock()
@@ -87,16 +108,16 @@ func (r *Reactions) Receive(ctx context.Context, sink Sink, m herald.Message, ch
 		fctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), reactTimeout)
 		defer cancel()
 		select { // the final reaction must land after the working one
-		case <-w.shown:
+		case <-w.shown: // no longer replaced: w is dropped
 		case <-fctx.Done():
 		}
 		switch {
 		case out.Status == StatusDone && out.Err == nil:
-			r.react(fctx, w.chat, w.id, PhaseDone)
+			r.react(fctx, w.chat, w.thread, w.id, PhaseDone)
 		case out.Err != nil:
-			r.react(fctx, w.chat, w.id, PhaseFailed)
+			r.react(fctx, w.chat, w.thread, w.id, PhaseFailed)
 		default:
-			r.react(fctx, w.chat, w.id, PhaseCleared)
+			r.react(fctx, w.chat, w.thread, w.id, PhaseCleared)
 		}
 	}()
 	return rec
@@ -123,8 +144,9 @@ func (r *Reactions) drop(w *reacting) (started bool) {
 }
 
 // Typing marks the oldest message in work in the target's chat and
-// thread as worked on, showing the working reaction once. A target with
-// no message in work (a cron job's turn) shows nothing.
+// thread as worked on, showing the working reaction once (and, for a
+// NewFeedback tracker, PhaseStillWorking each renewal interval). A target
+// with no message in work (a cron job's turn) shows nothing.
 func (r *Reactions) Typing(ctx context.Context, to herald.Target) {
 	if r == nil {
 		return
@@ -142,19 +164,40 @@ func (r *Reactions) Typing(ctx context.Context, to herald.Target) {
 		w = x
 		break
 	}
-	if w == nil || w.done || w.started {
+	phase := PhaseWorking
+	if w != nil && w.started {
+		phase = PhaseStillWorking
+	}
+	if w == nil || w.done || (phase == PhaseStillWorking && !r.due(w)) {
 		r.mu.Unlock()
 		return
 	}
 	w.started = true
-	w.shown = make(chan struct{})
+	w.shownAt = time.Now()
+	shown := make(chan struct{})
+	w.shown = shown
 	r.mu.Unlock()
-	defer close(w.shown)
+	defer close(shown)
 	// not cut short when the turn ends at once: the final reaction
 	// must not be followed by a working one
 	rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), reactTimeout)
 	defer cancel()
-	r.react(rctx, w.chat, w.id, PhaseWorking)
+	r.react(rctx, w.chat, w.thread, w.id, phase)
+}
+
+// due reports whether w's working feedback is to be renewed: renewal is
+// on, the interval has passed, and the last call returned. Call with r.mu
+// held.
+func (r *Reactions) due(w *reacting) bool {
+	if r.renew <= 0 || time.Since(w.shownAt) < r.renew {
+		return false
+	}
+	select {
+	case <-w.shown:
+		return true
+	default:
+		return false
+	}
 }
 
 // Wait waits for the final reactions of the messages followed so far

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"slices"
 	"testing"
+	"testing/synctest"
 	"time"
 
 	"github.com/heraldgw/herald"
@@ -114,4 +115,34 @@ func TestReactionsRefusedOrOff(t *testing.T) {
 	}
 	off.Typing(ctx, msg("2").Source.Target())
 	off.Wait()
+}
+
+// A NewFeedback tracker is told the message's thread, and calls again
+// (PhaseStillWorking) on a Typing at least the renewal interval after the
+// last working call, never more often.
+func TestFeedbackRenewsWhileTheTurnRuns(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		var got []string
+		show := func(_ context.Context, chat, thread, id string, p adapters.Phase) {
+			got = append(got, fmt.Sprintf("%s/%s/%s:%s", chat, thread, id, [...]string{"working", "done", "failed", "cleared", "still"}[p]))
+		}
+		rx := adapters.NewFeedback(show, 90*time.Second)
+		rec := adapters.NewReceipt()
+		ctx := context.Background()
+		rx.Receive(ctx, &receiptSink{recs: []*adapters.Receipt{rec}}, msg("1"), "chan")
+		to := msg("1").Source.Target()
+		rx.Typing(ctx, to)
+		time.Sleep(60 * time.Second)
+		rx.Typing(ctx, to) // too early
+		time.Sleep(30 * time.Second)
+		rx.Typing(ctx, to) // 90 s after the working call
+		time.Sleep(60 * time.Second)
+		rx.Typing(ctx, to) // 60 s after the renewal
+		rec.Resolve(adapters.Outcome{Status: adapters.StatusDone})
+		rx.Wait()
+		want := []string{"chan/t/1:working", "chan/t/1:still", "chan/t/1:done"}
+		if !slices.Equal(got, want) {
+			t.Errorf("calls = %q, want %q", got, want)
+		}
+	})
 }

@@ -44,9 +44,10 @@
 // there, bounded, in ThreadContext (read with conversations.replies before
 // the event is acknowledged, within 2 s; a failed read only loses them).
 //
-// Feedback: Typing (called by the gateway while a turn runs) sets the
-// thread's status with assistant.threads.setStatus on the oldest message
-// in work in that chat and thread, or, when the app cannot (remembered),
+// Feedback (through the shared tracker, adapters.Reactions): Typing
+// (called by the gateway while a turn runs) sets the thread's status with
+// assistant.threads.setStatus on the oldest message in work in that chat
+// and thread, renewed every 90 s, or, when the app cannot (remembered),
 // puts :eyes: on the message; both are taken down when the message's
 // Receipt resolves. Config.Reactions adds :eyes: while a turn runs and
 // :white_check_mark: or :x: after it. Run waits for this clean-up.
@@ -58,6 +59,24 @@
 // *FatalError naming SLACK_BOT_TOKEN or SLACK_APP_TOKEN, a network failure
 // a *TemporaryError, anything else (msg_too_long, channel_not_found) a
 // plain error.
+//
+// Buttons (adapters.ButtonSender): an Outgoing with Buttons is posted
+// with Block Kit blocks, the formatted text in mrkdwn sections of at most
+// 3000 characters (a ``` block cut between two is closed and reopened)
+// and the buttons in an actions block under them (value = Button.Data,
+// action ids herald_button_0…, style primary or danger); the text itself
+// stays the notification's fallback. CloseButtons is a chat.update with
+// the new text in sections and no actions block. A press (block_actions)
+// arrives over Socket Mode as an "interactive" envelope, acknowledged at
+// once, or at the Events API receiver as a signed form (field payload),
+// answered 200 at once; a bad signature gets 401 and goes nowhere. The
+// press goes to the Sink when it implements adapters.PressSink, with the
+// presser, channel, thread and message ts Slack reports and the button's
+// value, in the order pressed; its reply (none when "") is shown to the
+// presser alone with chat.postEphemeral, in the thread. A Sink without
+// PressSink gets every press answered "This button no longer works."
+// Other interactions (menus, modals, shortcuts) are acknowledged and
+// ignored.
 //
 // Run returns nil when ctx ends, a *FatalError for a missing or refused
 // token, and a *TemporaryError when Slack cannot be reached (the gateway

@@ -107,10 +107,15 @@ func (a *Adapter) EventsHandler(ctx context.Context, sink adapters.Sink) http.Ha
 
 // serveForm answers a signed form post: a slash command is handed to the
 // sink and answered 200 (with no body, so Slack shows nothing until the
-// reply comes) once the gateway took it; other forms (interactive
-// payloads) are answered 200 and dropped.
+// reply comes) once the gateway took it; an interactive payload (a
+// button press) is answered 200 at once and then handled; other forms
+// are answered 200 and dropped.
 func (a *Adapter) serveForm(ctx context.Context, sink adapters.Sink, w http.ResponseWriter, body []byte) {
 	v, err := url.ParseQuery(string(body))
+	if err == nil && v.Get("payload") != "" {
+		a.serveInteraction(ctx, sink, w, v.Get("payload"))
+		return
+	}
 	if err != nil || v.Get("command") == "" {
 		if err != nil {
 			a.log.Warn("slack sent a form herald could not read; dropped", "err", err)
@@ -125,6 +130,22 @@ func (a *Adapter) serveForm(ctx context.Context, sink adapters.Sink, w http.Resp
 		return
 	}
 	w.WriteHeader(http.StatusOK)
+}
+
+// serveInteraction answers an interactive payload 200 before handling it,
+// so Slack's 3 s window never waits for the sink or the reply.
+func (a *Adapter) serveInteraction(ctx context.Context, sink adapters.Sink, w http.ResponseWriter, payload string) {
+	var ic slackapi.InteractionCallback
+	if err := json.Unmarshal([]byte(payload), &ic); err != nil {
+		a.log.Warn("slack sent an interactive payload herald could not read; dropped", "err", err)
+		w.WriteHeader(http.StatusOK)
+		return
+	}
+	w.WriteHeader(http.StatusOK)
+	if err := http.NewResponseController(w).Flush(); err != nil {
+		a.log.Debug("slack: could not flush the answer to an interactive payload", "err", err)
+	}
+	a.recovered("slack button press handling panicked", func() { a.handleInteraction(ctx, sink, ic) })
 }
 
 // recovered runs f, logging a panic as msg: a translation bug must not

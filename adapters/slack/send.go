@@ -30,6 +30,10 @@ func (a *Adapter) Send(ctx context.Context, to herald.Target, m adapters.Outgoin
 	if m.Plain {
 		opts = append(opts, slackapi.MsgOptionDisableMarkdown())
 	}
+	if len(m.Buttons) > 0 {
+		// the text stays as the notification's fallback
+		opts = append(opts, slackapi.MsgOptionBlocks(blocks(m.Text, m.Plain, m.Buttons)...))
+	}
 	if thread != "" {
 		opts = append(opts, slackapi.MsgOptionTS(thread))
 		// remembered before posting: the user may answer before

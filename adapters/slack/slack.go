@@ -111,12 +111,17 @@ type Adapter struct {
 	threads *threadSet  // threads the bot took part in
 	seen    *boundedSet // threads whose earlier messages this process knows
 	fb      feedback
-	edits   map[string]string // channel/ts → last text, for skipping identical edits
+	rx      *adapters.Reactions // follows the messages in work for fb
+	replies sync.WaitGroup      // answers to button presses being posted
+	edits   map[string]string   // channel/ts → last text, for skipping identical edits
 	editQ   []string
 	// slashUsers: the slash commands whose replies are ephemeral, by
 	// message id, to the user who typed them (bounded, in order slashQ)
 	slashUsers map[string]string
 	slashQ     []string
+	// commands are the names of the gateway's commands (SetCommands);
+	// nil until it gives them
+	commands map[string]bool
 }
 
 var (
@@ -175,7 +180,8 @@ func New(cfg Config) *Adapter {
 	a := &Adapter{cfg: cfg, log: cfg.Log, health: "starting", edits: map[string]string{}, slashUsers: map[string]string{}}
 	a.threads = newThreadSet(cfg.Threads, cfg.ThreadTTL, cfg.MaxThreads, cfg.Log)
 	a.seen = newBoundedSet(cfg.MaxThreads)
-	a.fb.inflight = map[string][]*working{}
+	a.fb.shown = map[string]*shown{}
+	a.rx = adapters.NewFeedback(a.show, statusRenewAfter)
 	opts := []slackapi.Option{
 		slackapi.OptionAPIURL(cfg.APIURL),
 		slackapi.OptionHTTPClient(cfg.HTTPClient),
@@ -233,7 +239,8 @@ func (a *Adapter) fail(err error) error {
 // until ctx ends.
 func (a *Adapter) Run(ctx context.Context, sink adapters.Sink) error {
 	// the feedback of messages in work is taken down before Run returns
-	defer a.fb.wg.Wait()
+	defer a.rx.Wait()
+	defer a.replies.Wait()
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	if a.cfg.BotToken == "" {
@@ -363,7 +370,16 @@ func (a *Adapter) socketEvent(ctx context.Context, sm *socketmode.Client, sink a
 			}
 			a.log.Warn("slack sent an event herald could not read; acknowledged and dropped", "err", bm.Cause)
 		}
-	case socketmode.EventTypeEventsAPI, socketmode.EventTypeSlashCommand, socketmode.EventTypeInteractive:
+	case socketmode.EventTypeInteractive:
+		// a press is not stored by the gateway nor sent again by Slack:
+		// acked at once, so the 3 s window never waits for the sink
+		if ev.Request != nil && ev.Request.EnvelopeID != "" {
+			a.ack(ctx, sm, ev.Request.EnvelopeID)
+		}
+		if ic, ok := ev.Data.(slackapi.InteractionCallback); ok {
+			a.handleInteraction(ctx, sink, ic)
+		}
+	case socketmode.EventTypeEventsAPI, socketmode.EventTypeSlashCommand:
 		// the event is handed on first and acked once the gateway took
 		// (stored) it: an envelope the gateway refused is not acked, so
 		// Slack re-sends it
@@ -403,14 +419,7 @@ func (a *Adapter) handle(ctx context.Context, sink adapters.Sink, ev slackevents
 		return true
 	}
 	a.withThreadContext(ctx, &m)
-	w := a.begin(m)
-	r := sink.Receive(ctx, m)
-	if r == nil || adapters.Refused(r) {
-		a.drop(w)
-		return !adapters.Refused(r)
-	}
-	a.track(ctx, w, r)
-	return true
+	return !adapters.Refused(a.rx.Receive(ctx, sink, m, m.Source.ChatID))
 }
 
 // libLogger sends slack-go's log lines to slog at debug level, redacted.

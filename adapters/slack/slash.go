@@ -3,9 +3,11 @@ package slack
 // slash.go turns Slack slash commands into herald commands. Slack apps
 // register each slash command by name: "/new args" becomes herald's
 // "/new args", and the umbrella command "/herald new args" becomes
-// "/new args" too ("/herald" alone is "/help"). Replies go to the channel
-// the command was typed in, or, with SlashReplies ephemeral, only to the
-// user who typed it (chat.postEphemeral).
+// "/new args" too ("/herald" alone is "/help") when "new" is a command of
+// the gateway's catalogue (SetCommands); "/herald what is the weather" is
+// the message "what is the weather" to the agent. Replies go to the
+// channel the command was typed in, or, with SlashReplies ephemeral, only
+// to the user who typed it (chat.postEphemeral).
 
 import (
 	"context"
@@ -37,8 +39,39 @@ const slashIDPrefix = "slash:"
 // remembered.
 const maxSlashPending = 1000
 
-// slashText is the herald command a slash command stands for.
-func slashText(command, text string) string {
+var _ adapters.CommandMenu = (*Adapter)(nil)
+
+// SetCommands implements adapters.CommandMenu: the catalogue tells the
+// umbrella command's commands from free text. Slack's own menu is the
+// slash commands registered in the app's settings, which an app cannot
+// set through the API.
+func (a *Adapter) SetCommands(cmds []adapters.Command) {
+	names := make(map[string]bool, len(cmds))
+	for _, c := range cmds {
+		names[commandName(c.Name)] = true
+	}
+	a.mu.Lock()
+	a.commands = names
+	a.mu.Unlock()
+}
+
+// commandName is a command's name as the catalogue is looked up: without
+// its slash, lower case, "_" read as "-" (as the gateway reads it).
+func commandName(s string) string {
+	return strings.ReplaceAll(strings.ToLower(strings.TrimPrefix(strings.TrimSpace(s), "/")), "_", "-")
+}
+
+// isCommand reports whether word names a command of the catalogue; with
+// no catalogue (SetCommands never called) every word does.
+func (a *Adapter) isCommand(word string) bool {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	return a.commands == nil || a.commands[commandName(word)]
+}
+
+// slashText is the herald command (or, for the umbrella's free text, the
+// message) a slash command stands for.
+func (a *Adapter) slashText(command, text string) string {
 	command = strings.TrimSpace(command)
 	text = strings.TrimSpace(text)
 	if !strings.HasPrefix(command, "/") {
@@ -49,6 +82,8 @@ func slashText(command, text string) string {
 		case text == "":
 			return "/help"
 		case strings.HasPrefix(text, "/"):
+			return text
+		case !a.isCommand(strings.Fields(text)[0]):
 			return text
 		}
 		return "/" + text
@@ -65,24 +100,15 @@ func (a *Adapter) slashMessage(c slackapi.SlashCommand) (herald.Message, bool) {
 	if c.UserID == "" || c.ChannelID == "" || c.TriggerID == "" || strings.TrimSpace(c.Command) == "" {
 		return herald.Message{}, false
 	}
-	var chatType herald.ChatType
-	switch channelTypeOf(c.ChannelID) {
-	case "im":
-		chatType = herald.ChatDM
-	case "group":
-		chatType = herald.ChatGroup
-	default:
-		chatType = herald.ChatChannel
-	}
 	name := c.UserName
 	if name == "" {
 		name = c.UserID
 	}
 	m := herald.Message{
 		ID:   slashIDPrefix + c.TriggerID,
-		Text: slashText(c.Command, c.Text),
+		Text: a.slashText(c.Command, c.Text),
 		Source: herald.Source{
-			Platform: herald.PlatformSlack, ChatID: c.ChannelID, ChatType: chatType,
+			Platform: herald.PlatformSlack, ChatID: c.ChannelID, ChatType: chatTypeOf("", c.ChannelID),
 			UserID: c.UserID, UserName: name,
 		},
 		// a slash command is always addressed to the app

@@ -189,3 +189,52 @@ func TestSlashRepliesInvalid(t *testing.T) {
 		t.Errorf("Run = %v, want an error naming slash_replies", err)
 	}
 }
+
+// With the gateway's catalogue, the umbrella command carries a command
+// only when its first word is one; anything else is a message.
+func TestSlashUmbrellaFreeText(t *testing.T) {
+	sink := make(chanSink, 8)
+	srv, ad := startAdapter(t, sink)
+	ad.SetCommands([]adapters.Command{{Name: "new"}, {Name: "status"}, {Name: "help"}, {Name: "set-home"}})
+	for _, tc := range []struct{ text, want string }{
+		{"what is the weather", "what is the weather"},
+		{"status", "/status"},
+		{"STATUS", "/STATUS"},
+		{"new  please", "/new  please"},
+		{"set_home", "/set_home"},
+		{"newt facts", "newt facts"},
+		{"/weather now", "/weather now"}, // a slash says it is a command
+		{"", "/help"},
+	} {
+		srv.SlashCommandIn("C1", "U1", "/herald", tc.text)
+		if m := sink.next(t); m.Text != tc.want || !m.Mentioned {
+			t.Errorf("/herald %q: message %q (mentioned %v), want %q", tc.text, m.Text, m.Mentioned, tc.want)
+		}
+	}
+}
+
+// Through the gateway: "/herald what is the weather" is a question to the
+// agent, "/herald status" the status command.
+func TestGatewaySlashFreeText(t *testing.T) {
+	srv := newFake(t)
+	startGateway(t, srv, agent.Echo{})
+	srv.SlashCommandIn("C1", "U1", "/herald", "what is the weather")
+	posts, err := srv.WaitMessages(ctxT(t), 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if p := posts[0]; p.Channel != "C1" || p.Text != agent.EchoPrefix+"what is the weather" {
+		t.Errorf("answer = %+v, want the agent's echo of the question", p)
+	}
+	srv.SlashCommandIn("C1", "U1", "/herald", "status")
+	posts, err = srv.WaitMessages(ctxT(t), 2)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if p := posts[1]; !strings.Contains(p.Text, "Session:") || !strings.Contains(p.Text, "State:") {
+		t.Errorf("reply to /herald status = %+v, want the status", p)
+	}
+	if err := srv.CheckAcks(3 * time.Second); err != nil {
+		t.Error(err)
+	}
+}

@@ -50,18 +50,7 @@ func (a *Adapter) translate(data any) (herald.Message, bool) {
 	if botID != "" || user == "" || (bot != "" && user == bot) || ts == "" || channel == "" {
 		return herald.Message{}, false
 	}
-	if channelType == "" {
-		channelType = channelTypeOf(channel)
-	}
-	var chatType herald.ChatType
-	switch channelType {
-	case "im":
-		chatType = herald.ChatDM
-	case "mpim", "group":
-		chatType = herald.ChatGroup
-	default:
-		chatType = herald.ChatChannel
-	}
+	chatType := chatTypeOf(channelType, channel)
 	if bot != "" && mentions(text, bot) {
 		mentioned = true
 	}
@@ -91,6 +80,21 @@ func (a *Adapter) translate(data any) (herald.Message, bool) {
 		m.ReplyTo = threadTS
 	}
 	return m, true
+}
+
+// chatTypeOf maps Slack's channel type (im, mpim, group, channel; ""
+// guesses it from the channel's id) to herald's chat type.
+func chatTypeOf(channelType, channel string) herald.ChatType {
+	if channelType == "" {
+		channelType = channelTypeOf(channel)
+	}
+	switch channelType {
+	case "im":
+		return herald.ChatDM
+	case "mpim", "group":
+		return herald.ChatGroup
+	}
+	return herald.ChatChannel
 }
 
 // channelTypeOf guesses a channel's type from its id, for events that do

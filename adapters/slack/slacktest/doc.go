@@ -21,6 +21,16 @@
 // and no_reaction as Slack does). Sign builds the signature
 // headers of an Events API request.
 //
+// Buttons: the Block Kit blocks of chat.postMessage, chat.postEphemeral
+// and chat.update are recorded (Post.Blocks), and refused with
+// invalid_blocks where Slack's documented limits refuse them (3000
+// characters in a section, 25 elements in an actions block, distinct
+// action ids, …); Shown is a message as it shows after its updates. A
+// test presses a button by its label: PressPayload builds Slack's
+// block_actions payload, PressButton sends it over Socket Mode in an
+// "interactive" envelope, InteractiveForm is the signed form body Slack
+// posts to an Interactivity Request URL.
+//
 // Envelopes injected while no client is connected are queued and sent,
 // in order, when one connects; as with Slack, envelopes a connection took
 // but never acknowledged are sent again (retry_attempt > 0) on the next. Every method is safe for concurrent use;

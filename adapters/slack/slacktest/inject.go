@@ -49,18 +49,24 @@ func (s *Server) Callback(inner map[string]any) (eventID string, payload []byte)
 func (s *Server) Inject(inner map[string]any) Injected {
 	s.recordInjected(inner)
 	evID, payload := s.Callback(inner)
-	s.mu.Lock()
-	s.seq++
-	e := &envelope{id: fmt.Sprintf("env-%06d", s.seq), payload: payload}
-	s.envs = append(s.envs, e)
-	s.byID[e.id] = e
-	s.mu.Unlock()
-	s.deliver(e)
-	in := Injected{EnvelopeID: e.id, EventID: evID, Payload: payload}
+	in := Injected{EnvelopeID: s.injectEnvelope("", payload), EventID: evID, Payload: payload}
 	in.Channel, _ = inner["channel"].(string)
 	in.TS, _ = inner["ts"].(string)
 	in.ThreadTS, _ = inner["thread_ts"].(string)
 	return in
+}
+
+// injectEnvelope sends payload over Socket Mode in a new envelope of
+// kind (the frame's type; "" is events_api) and returns its id.
+func (s *Server) injectEnvelope(kind string, payload []byte) string {
+	s.mu.Lock()
+	s.seq++
+	e := &envelope{id: fmt.Sprintf("env-%06d", s.seq), kind: kind, payload: payload}
+	s.envs = append(s.envs, e)
+	s.byID[e.id] = e
+	s.mu.Unlock()
+	s.deliver(e)
+	return e.id
 }
 
 // Redeliver sends an envelope again, as Slack does with envelopes it

@@ -45,6 +45,8 @@ type Post struct {
 	ThreadTS string // thread_ts (postMessage)
 	TS       string // the message's ts: new for a post, the edited one for an update
 	Text     string
+	// Blocks are the Block Kit blocks sent with it, nil for none.
+	Blocks []Block
 	// Mrkdwn is false when the bot sent mrkdwn=false.
 	Mrkdwn bool
 	At     time.Time
@@ -118,6 +120,8 @@ type Server struct {
 	statuses      []StatusCall
 	reactions     map[string][]string // channel/ts → names
 	reactionCalls []ReactionCall
+	// interactive.go
+	shown map[string]*Post // channel/ts → the bot's message as it shows now
 }
 
 // New starts a fake Slack. Close it when done.
@@ -137,7 +141,7 @@ func New(opts Options) *Server {
 	s := &Server{
 		opts: opts, changed: make(chan struct{}),
 		calls: map[string]int{}, fails: map[string][]Failure{}, byID: map[string]*envelope{},
-		files: map[string]*File{}, uploading: map[string]*pendingUpload{},
+		files: map[string]*File{}, uploading: map[string]*pendingUpload{}, shown: map[string]*Post{},
 	}
 	mux := http.NewServeMux()
 	mux.HandleFunc("/api/", s.serveAPI)
@@ -290,7 +294,12 @@ func (s *Server) serveAPI(w http.ResponseWriter, r *http.Request) {
 			writeJSON(w, 200, apiResp{"ok": false, "error": "msg_too_long"})
 			return
 		}
-		p := Post{Method: method, Channel: ch, ThreadTS: f.Get("thread_ts"), Text: f.Get("text"),
+		blocks, err := parseBlocks(f.Get("blocks"))
+		if err != nil {
+			writeJSON(w, 200, apiResp{"ok": false, "error": "invalid_blocks", "errors": []string{err.Error()}})
+			return
+		}
+		p := Post{Method: method, Channel: ch, ThreadTS: f.Get("thread_ts"), Text: f.Get("text"), Blocks: blocks,
 			Mrkdwn: f.Get("mrkdwn") != "false", User: f.Get("user"), At: time.Now()}
 		s.mu.Lock()
 		if method == "chat.update" {
@@ -299,6 +308,7 @@ func (s *Server) serveAPI(w http.ResponseWriter, r *http.Request) {
 			p.TS = s.nextTS()
 		}
 		s.posts = append(s.posts, p)
+		s.showLocked(p, f.Has("blocks"))
 		if method == "chat.postMessage" {
 			s.recordLocked(Message{Channel: ch, TS: p.TS, ThreadTS: p.ThreadTS, User: s.opts.BotUserID, BotID: s.opts.BotID, Text: p.Text})
 		}

@@ -52,14 +52,7 @@ func (s *Server) fields(c SlashCommand) map[string]string {
 func (s *Server) InjectSlash(c SlashCommand) Injected {
 	// a map of strings always encodes
 	payload, _ := json.Marshal(s.fields(c))
-	s.mu.Lock()
-	s.seq++
-	e := &envelope{id: fmt.Sprintf("env-%06d", s.seq), kind: "slash_commands", payload: payload}
-	s.envs = append(s.envs, e)
-	s.byID[e.id] = e
-	s.mu.Unlock()
-	s.deliver(e)
-	return Injected{EnvelopeID: e.id, Channel: c.Channel, Payload: payload}
+	return Injected{EnvelopeID: s.injectEnvelope("slash_commands", payload), Channel: c.Channel, Payload: payload}
 }
 
 // SlashCommandIn injects user typing "command text" in channel over Socket
