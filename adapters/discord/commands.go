@@ -139,13 +139,15 @@ func (a *Adapter) slash(ctx context.Context, sink adapters.Sink, s *discordgo.Se
 	if i.GuildID != "" && i.Member != nil {
 		m.UserRoles = i.Member.Roles
 	}
-	if deferred {
-		a.openReply(i)
+	if !deferred {
+		sink.Receive(ctx, m)
+		return
 	}
-	rec := sink.Receive(ctx, m)
-	if deferred {
-		a.follow(ctx, i.ID, rec)
-	}
+	a.openReply(i)
+	// counted before the sink sees the command, so that whoever waits
+	// for the followers after that waits for this one
+	a.watchers.Add(1)
+	a.follow(ctx, i.ID, sink.Receive(ctx, m))
 }
 
 // slashText is the command as typed: "/name" and the args option, if

@@ -252,6 +252,10 @@ func (a *Adapter) Send(ctx context.Context, to herald.Target, out adapters.Outgo
 	if sent, done, err := a.sendReply(ctx, out); done {
 		return sent, err
 	}
+	if a.isInteraction(out.ReplyTo) {
+		// a slash command is no message to quote
+		out.ReplyTo = ""
+	}
 	ch := channel(to)
 	if ch == "" {
 		return adapters.Sent{}, errors.New("discord: send: no channel id")

@@ -396,11 +396,11 @@ func TestSlashTokenLife(t *testing.T) {
 			t.Errorf("at 14 min: follow-ups %v, channel messages %d; want 1 follow-up", it.Followups, len(srv.Sent()))
 		}
 		time.Sleep(2 * time.Minute)
-		if _, err := ad.Send(ctx, to, adapters.Outgoing{Text: "three", Cause: m.ID}); err != nil {
+		if _, err := ad.Send(ctx, to, adapters.Outgoing{Text: "three", Cause: m.ID, ReplyTo: m.ID}); err != nil {
 			t.Fatal(err)
 		}
-		if sent := srv.Sent(); len(sent) != 1 || sent[0].ChannelID != "c1" || sent[0].Content != "three" {
-			t.Errorf("at 16 min: channel messages %+v, want three in c1", sent)
+		if sent := srv.Sent(); len(sent) != 1 || sent[0].ChannelID != "c1" || sent[0].Content != "three" || sent[0].ReplyTo != "" {
+			t.Errorf("at 16 min: channel messages %+v, want three in c1, quoting nothing (an interaction is no message)", sent)
 		}
 		if err := ad.Edit(ctx, to, first.MessageID, "one, edited"); err != nil {
 			t.Fatal(err)
@@ -447,5 +447,51 @@ func TestSlashCommandThroughGateway(t *testing.T) {
 	}
 	if n := len(srv.Sent()); n != 0 {
 		t.Errorf("channel messages = %d, want the answer in the interaction only", n)
+	}
+}
+
+// TestSlashRepliesAfterTheTokenIsRefused: a token Discord no longer takes
+// sends the reply to the channel instead of failing it.
+func TestSlashRepliesAfterTheTokenIsRefused(t *testing.T) {
+	srv := discordtest.New()
+	t.Cleanup(srv.Close)
+	sink := newTurnSink()
+	ad := run(t, srv, discord.Config{}, sink)
+	id := srv.InjectInteraction(srv.SlashCommand("g1", "c1", alice, "status"))
+	m, rec := sink.next(t)
+	srv.ExpireInteraction(id)
+	to := herald.Target{Platform: herald.PlatformDiscord, ChatID: "c1"}
+	if _, err := ad.Send(waitCtx(t), to, adapters.Outgoing{Text: "late answer", Cause: m.ID}); err != nil {
+		t.Fatalf("Send after the token was refused: %v", err)
+	}
+	if sent := srv.Sent(); len(sent) != 1 || sent[0].Content != "late answer" || sent[0].ChannelID != "c1" {
+		t.Errorf("channel messages = %+v, want the answer in c1", sent)
+	}
+	rec.Resolve(adapters.Outcome{Status: adapters.StatusDone})
+}
+
+// TestSlashQueuedKeepsThinking: a command queued behind a running turn
+// has its answer still to come, so its response is not closed with
+// "Done." when its receipt says queued; the answer then replaces it.
+func TestSlashQueuedKeepsThinking(t *testing.T) {
+	srv := discordtest.New()
+	t.Cleanup(srv.Close)
+	sink := newTurnSink()
+	ad := run(t, srv, discord.Config{}, sink)
+	id := srv.InjectInteraction(srv.SlashCommand("g1", "c1", alice, "status"))
+	m, rec := sink.next(t)
+	rec.Resolve(adapters.Outcome{Status: adapters.StatusQueued})
+	ad.WaitFollowers()
+	it, _ := srv.Interaction(id)
+	if got, _ := srv.Message(it.Original); got.Content != "" {
+		t.Fatalf("queued command's response = %q, want it still thinking", got.Content)
+	}
+	to := herald.Target{Platform: herald.PlatformDiscord, ChatID: "c1"}
+	sent, err := ad.Send(waitCtx(t), to, adapters.Outgoing{Text: "the answer", Cause: m.ID})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, _ := srv.Message(it.Original); sent.MessageID != it.Original || got.Content != "the answer" {
+		t.Errorf("answer = message %s %q, want the original %s replaced", sent.MessageID, got.Content, it.Original)
 	}
 }

@@ -75,6 +75,18 @@ func (a *Adapter) openReply(i *discordgo.Interaction) {
 	a.replies[i.ID] = &interactionReply{appID: i.AppID, token: i.Token, created: time.Now()}
 }
 
+// isInteraction reports whether id is a slash command's (an interaction
+// id, not a message's).
+func (a *Adapter) isInteraction(id string) bool {
+	if id == "" {
+		return false
+	}
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	_, ok := a.replies[id]
+	return ok
+}
+
 // sendReply sends out through the interaction that caused it, if there
 // is one whose token still works: false means send it to the channel.
 func (a *Adapter) sendReply(ctx context.Context, out adapters.Outgoing) (adapters.Sent, bool, error) {
@@ -174,12 +186,13 @@ func (a *Adapter) viaWebhook(ctx context.Context, op, messageID string, call fun
 // nothing sent, replaces "thinking…" with DoneText (or RefusedText), so
 // no response is left thinking for good. A queued command or one waiting
 // for an approval has replies still to come, and is left alone. The
-// goroutine is Run's (a.watchers); it ends with ctx.
+// goroutine is Run's: the caller has counted it in a.watchers; it ends
+// with ctx.
 func (a *Adapter) follow(ctx context.Context, id string, rec *adapters.Receipt) {
 	if rec == nil {
+		a.watchers.Done()
 		return
 	}
-	a.watchers.Add(1)
 	go func() {
 		defer a.watchers.Done()
 		select {
