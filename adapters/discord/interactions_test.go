@@ -450,15 +450,24 @@ func TestSlashCommandThroughGateway(t *testing.T) {
 	}
 }
 
-// TestSlashRepliesAfterTheTokenIsRefused: a token Discord no longer takes
-// sends the reply to the channel instead of failing it.
-func TestSlashRepliesAfterTheTokenIsRefused(t *testing.T) {
+// startSlash starts an adapter, has alice use /status in the guild
+// channel c1, and returns the interaction's id with what reached the
+// sink.
+func startSlash(t *testing.T) (*discordtest.Server, *discord.Adapter, string, herald.Message, *adapters.Receipt) {
+	t.Helper()
 	srv := discordtest.New()
 	t.Cleanup(srv.Close)
 	sink := newTurnSink()
 	ad := run(t, srv, discord.Config{}, sink)
 	id := srv.InjectInteraction(srv.SlashCommand("g1", "c1", alice, "status"))
 	m, rec := sink.next(t)
+	return srv, ad, id, m, rec
+}
+
+// TestSlashRepliesAfterTheTokenIsRefused: a token Discord no longer takes
+// sends the reply to the channel instead of failing it.
+func TestSlashRepliesAfterTheTokenIsRefused(t *testing.T) {
+	srv, ad, id, m, rec := startSlash(t)
 	srv.ExpireInteraction(id)
 	to := herald.Target{Platform: herald.PlatformDiscord, ChatID: "c1"}
 	if _, err := ad.Send(waitCtx(t), to, adapters.Outgoing{Text: "late answer", Cause: m.ID}); err != nil {
@@ -474,12 +483,7 @@ func TestSlashRepliesAfterTheTokenIsRefused(t *testing.T) {
 // has its answer still to come, so its response is not closed with
 // "Done." when its receipt says queued; the answer then replaces it.
 func TestSlashQueuedKeepsThinking(t *testing.T) {
-	srv := discordtest.New()
-	t.Cleanup(srv.Close)
-	sink := newTurnSink()
-	ad := run(t, srv, discord.Config{}, sink)
-	id := srv.InjectInteraction(srv.SlashCommand("g1", "c1", alice, "status"))
-	m, rec := sink.next(t)
+	srv, ad, id, m, rec := startSlash(t)
 	rec.Resolve(adapters.Outcome{Status: adapters.StatusQueued})
 	ad.WaitFollowers()
 	it, _ := srv.Interaction(id)
