@@ -116,22 +116,36 @@ func (a *Adapter) registerCommands(ctx context.Context) {
 	a.log.Info("discord: slash commands registered", "commands", len(list), "guilds", len(a.cfg.CommandGuilds))
 }
 
+// deferAnswer bounds the deferral of a slash command: after Discord's
+// 3 s it is useless.
+const deferAnswer = 3 * time.Second
+
+// deferSlash answers a slash command with a deferred response
+// ("thinking…"), reporting whether Discord took it. It runs as the
+// interaction arrives, before the command waits in any queue.
+func (a *Adapter) deferSlash(ctx context.Context, i *discordgo.Interaction) bool {
+	if interactionUser(i) == nil || i.ApplicationCommandData().Name == "" {
+		return false // slash drops it
+	}
+	ctx, cancel := context.WithTimeout(ctx, deferAnswer)
+	defer cancel()
+	err := a.rest.InteractionRespond(i, &discordgo.InteractionResponse{Type: discordgo.InteractionResponseDeferredChannelMessageWithSource}, discordgo.WithContext(ctx))
+	if err != nil {
+		a.log.Warn("discord: could not answer a slash command in time; its replies go to the channel", "interaction", i.ID, "err", a.interactionError(ctx, "defer", err))
+	}
+	return err == nil
+}
+
 // slash hands a slash command to the sink as the text the user would have
-// typed ("/name args"), addressed to the bot. It answers the interaction
-// first, deferred ("thinking…"), since Discord drops one not answered
-// within 3 s; the replies then go through the interaction (webhook.go).
-// When the deferral fails, the command still reaches the gateway and its
-// replies go to the channel.
-func (a *Adapter) slash(ctx context.Context, sink adapters.Sink, s *discordgo.Session, i *discordgo.Interaction) {
+// typed ("/name args"), addressed to the bot. It was answered first,
+// deferred (deferSlash); the replies then go through the interaction
+// (webhook.go). When the deferral failed, the command still reaches the
+// gateway and its replies go to the channel.
+func (a *Adapter) slash(ctx context.Context, sink adapters.Sink, s *discordgo.Session, i *discordgo.Interaction, deferred bool) {
 	u := interactionUser(i)
 	data := i.ApplicationCommandData()
 	if u == nil || data.Name == "" {
 		return
-	}
-	err := a.rest.InteractionRespond(i, &discordgo.InteractionResponse{Type: discordgo.InteractionResponseDeferredChannelMessageWithSource}, discordgo.WithContext(ctx))
-	deferred := err == nil
-	if !deferred {
-		a.log.Warn("discord: could not answer a slash command in time; its replies go to the channel", "command", data.Name, "err", a.interactionError(ctx, "defer", err))
 	}
 	src := a.chatOf(ctx, s, i.GuildID, i.ChannelID)
 	src.UserID, src.UserName, src.IsBot = u.ID, displayName(u), u.Bot

@@ -44,7 +44,9 @@
 // characters) and an optional string option ArgsOption; names Discord
 // cannot take are left out. A refusal is logged and tried again at the
 // next connect; an unchanged list is not registered again. An invocation
-// is answered first with a deferred response ("thinking…"), then reaches
+// is answered with a deferred response ("thinking…") as it arrives, on
+// the gateway's reading goroutine, so that messages queued before it
+// cannot make it miss Discord's 3 s; then, in order with them, it reaches
 // the Sink as "/name args" from the invoking user, with Mentioned set; its
 // ID is the interaction's. The first reply with that Cause replaces the
 // deferred response (PATCH …/messages/@original), later ones are

@@ -12,7 +12,11 @@ import (
 // tests that run without a gateway connection (under synctest, where an
 // open websocket would keep the clock from moving).
 func (a *Adapter) HandleInteraction(ctx context.Context, sink adapters.Sink, i *discordgo.Interaction) {
-	a.interaction(ctx, sink, a.rest, i)
+	ev := inbound{s: a.rest, i: i}
+	if i.Type == discordgo.InteractionApplicationCommand {
+		ev.deferred = a.deferSlash(ctx, i)
+	}
+	a.interaction(ctx, sink, ev)
 }
 
 // WaitFollowers waits for the goroutines following slash commands'

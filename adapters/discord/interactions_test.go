@@ -499,3 +499,34 @@ func TestSlashQueuedKeepsThinking(t *testing.T) {
 		t.Errorf("answer = message %s %q, want the original %s replaced", sent.MessageID, got.Content, it.Original)
 	}
 }
+
+// TestSlashDeferredWhileMessagesWait: a slash command is answered within
+// Discord's 3 s even while the messages before it still wait for the
+// sink.
+func TestSlashDeferredWhileMessagesWait(t *testing.T) {
+	srv := discordtest.New()
+	t.Cleanup(srv.Close)
+	sink := newTurnSink()
+	release := make(chan struct{})
+	var once sync.Once
+	sink.onReceive = func(m herald.Message) {
+		once.Do(func() { <-release }) // the first message holds the queue
+	}
+	run(t, srv, discord.Config{}, sink)
+	srv.Inject(srv.DM(alice, "a slow one"))
+	id := srv.InjectInteraction(srv.SlashCommand("g1", "c1", alice, "status"))
+	it, err := srv.WaitInteraction(waitCtx(t), id, func(it discordtest.Interaction) bool { return len(it.Responses) > 0 })
+	close(release)
+	if err != nil {
+		t.Fatalf("the slash command was not answered while a message waited: %v", err)
+	}
+	if it.Responses[0].Type != discordgo.InteractionResponseDeferredChannelMessageWithSource {
+		t.Errorf("response = %+v, want deferred (type 5)", it.Responses[0])
+	}
+	if m, _ := sink.next(t); m.Text != "a slow one" {
+		t.Errorf("first message = %q", m.Text)
+	}
+	if m, _ := sink.next(t); m.Text != "/status" {
+		t.Errorf("second message = %q, want /status after the slow one", m.Text)
+	}
+}

@@ -29,8 +29,10 @@ type inbound struct {
 	s   *discordgo.Session
 	m   *discordgo.Message
 	raw json.RawMessage
-	// i is an INTERACTION_CREATE (m is nil then)
-	i *discordgo.Interaction
+	// i is an INTERACTION_CREATE (m is nil then); deferred says a slash
+	// command was already answered with a deferred response
+	i        *discordgo.Interaction
+	deferred bool
 }
 
 // Run connects to the gateway and serves until ctx ends. It checks the
@@ -79,8 +81,14 @@ func (a *Adapter) Run(ctx context.Context, sink adapters.Sink) error {
 			if ic.Interaction == nil {
 				return
 			}
+			ev := inbound{s: s, i: ic.Interaction}
+			if ic.Type == discordgo.InteractionApplicationCommand {
+				// answered here, not behind the messages queued for
+				// consume: Discord drops one not answered within 3 s
+				ev.deferred = a.deferSlash(ctx, ic.Interaction)
+			}
 			select {
-			case in <- inbound{s: s, i: ic.Interaction}:
+			case in <- ev:
 			case <-stop:
 			}
 		})
@@ -252,7 +260,7 @@ func (a *Adapter) consume(ctx context.Context, sink adapters.Sink, in <-chan inb
 					}
 				}()
 				if ev.i != nil {
-					a.interaction(ctx, sink, ev.s, ev.i)
+					a.interaction(ctx, sink, ev)
 					return
 				}
 				if m, ok := a.toMessage(ctx, ev.s, ev.m, ev.raw); ok {
@@ -265,14 +273,14 @@ func (a *Adapter) consume(ctx context.Context, sink adapters.Sink, in <-chan inb
 
 // interaction handles one INTERACTION_CREATE: a button press or a slash
 // command; other kinds (autocomplete, modals) herald does not use.
-func (a *Adapter) interaction(ctx context.Context, sink adapters.Sink, s *discordgo.Session, i *discordgo.Interaction) {
-	switch i.Type {
+func (a *Adapter) interaction(ctx context.Context, sink adapters.Sink, ev inbound) {
+	switch ev.i.Type {
 	case discordgo.InteractionMessageComponent:
-		a.press(ctx, sink, s, i)
+		a.press(ctx, sink, ev.s, ev.i)
 	case discordgo.InteractionApplicationCommand:
-		a.slash(ctx, sink, s, i)
+		a.slash(ctx, sink, ev.s, ev.i, ev.deferred)
 	default:
-		a.log.Debug("discord interaction ignored", "type", i.Type.String())
+		a.log.Debug("discord interaction ignored", "type", ev.i.Type.String())
 	}
 }
 
