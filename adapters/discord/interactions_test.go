@@ -137,22 +137,28 @@ func TestButtonPress(t *testing.T) {
 	cases := []struct {
 		name           string
 		guild, channel string
+		to             herald.Target
 		presser        *discordgo.User
 		reply          string
 		wantType       herald.ChatType
 		wantResponse   discordgo.InteractionResponseType
 	}{
-		{"guild member, ephemeral reply", "g1", "c1", alice, "Approved once.", herald.ChatGroup, discordgo.InteractionResponseChannelMessageWithSource},
-		{"DM user, no reply", "", "dm-77", bob, "", herald.ChatDM, discordgo.InteractionResponseDeferredMessageUpdate},
+		{"guild member, ephemeral reply", "g1", "c1", herald.Target{Platform: herald.PlatformDiscord, ChatID: "c1"},
+			alice, "Approved once.", herald.ChatGroup, discordgo.InteractionResponseChannelMessageWithSource},
+		{"in a thread", "g1", "th1", herald.Target{Platform: herald.PlatformDiscord, ChatID: "c1", ThreadID: "th1"},
+			alice, "Denied.", herald.ChatThread, discordgo.InteractionResponseChannelMessageWithSource},
+		{"DM user, no reply", "", "dm-77", herald.Target{Platform: herald.PlatformDiscord, ChatID: "dm-77"},
+			bob, "", herald.ChatDM, discordgo.InteractionResponseDeferredMessageUpdate},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			srv := discordtest.New()
 			t.Cleanup(srv.Close)
+			srv.AddChannel(&discordgo.Channel{ID: "th1", GuildID: "g1", Type: discordgo.ChannelTypeGuildPublicThread, ParentID: "c1"})
 			sink := &pressSink{turnSink: newTurnSink(), reply: tc.reply, presses: make(chan adapters.Press, 4)}
 			ad := run(t, srv, discord.Config{}, sink)
 			ctx := waitCtx(t)
-			to := herald.Target{Platform: herald.PlatformDiscord, ChatID: tc.channel}
+			to := tc.to
 			sent, err := ad.Send(ctx, to, adapters.Outgoing{Text: "Approve?", Buttons: approvalButtons})
 			if err != nil {
 				t.Fatal(err)
