@@ -22,7 +22,8 @@
 // Replies may mention users but never @everyone, @here or roles. Errors:
 // a 429 is *adapters.RetryAfterError with Discord's retry_after (the
 // library's own unbounded retry is off); a 401 is *adapters.FatalError
-// naming DISCORD_BOT_TOKEN; network failures and 5xx are
+// naming DISCORD_BOT_TOKEN (except on an interaction's webhook, where it
+// is that interaction's token); network failures and 5xx are
 // *adapters.TemporaryError; other refusals (400 for more than 2000
 // characters, 403 missing permission) are plain errors. Edit skips an edit
 // to the text a message already has.
@@ -33,8 +34,8 @@
 // and sends an empty components list, which takes them off. A press
 // (INTERACTION_CREATE, message component) goes to a Sink that implements
 // adapters.PressSink, with the presser Discord names (member.user in a
-// guild, user in a DM) and the chat as for a message; it is answered at
-// once, with the sink's reply as an ephemeral message (flags 64) or a
+// guild, user in a DM) and the chat as for a message; it is answered as
+// soon as Press returns, with the sink's reply as an ephemeral message (flags 64) or a
 // deferred update when the reply is "". A sink without PressSink gets
 // NoLongerWorks shown.
 //
