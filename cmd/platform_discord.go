@@ -33,13 +33,14 @@ func buildDiscord(a *app) (adapters.Adapter, bool, error) {
 		return nil, false, fmt.Errorf("platforms.discord.max_upload_mb: %d is not between 1 and 500", dc.MaxUploadMB)
 	}
 	return discord.New(discord.Config{
-		MaxUpload:   int64(dc.MaxUploadMB) << 20,
-		Token:       dc.Token,
-		APIBase:     dc.APIBase,
-		HomeChannel: dc.HomeChannel,
-		AllowBots:   strings.ToLower(strings.TrimSpace(dc.AllowBots)),
-		OpenTimeout: dc.OpenTimeout.D(),
-		Reactions:   config.On(dc.Reactions, false),
-		Log:         a.log.With("platform", "discord"),
+		MaxUpload:     int64(dc.MaxUploadMB) << 20,
+		Token:         dc.Token,
+		APIBase:       dc.APIBase,
+		HomeChannel:   dc.HomeChannel,
+		AllowBots:     strings.ToLower(strings.TrimSpace(dc.AllowBots)),
+		OpenTimeout:   dc.OpenTimeout.D(),
+		Reactions:     config.On(dc.Reactions, false),
+		CommandGuilds: dc.CommandGuilds,
+		Log:           a.log.With("platform", "discord"),
 	}), true, nil
 }

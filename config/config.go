@@ -230,6 +230,9 @@ type Discord struct {
 	// Reactions shows processing reactions on the messages herald
 	// answers: 👀 while it works, then ✅ or ❌ (default off).
 	Reactions *bool `yaml:"reactions"`
+	// CommandGuilds are the server (guild) ids to register the slash
+	// commands in; empty registers them globally.
+	CommandGuilds IDList `yaml:"command_guilds"`
 }
 
 // Slack settings. Tokens come from SLACK_BOT_TOKEN and SLACK_APP_TOKEN.

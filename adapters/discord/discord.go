@@ -77,7 +77,11 @@ type Config struct {
 	// Reactions shows processing reactions on the messages herald
 	// answers: 👀 while a turn runs, then ✅ or ❌ (feedback.go).
 	Reactions bool
-	Log       *slog.Logger
+	// CommandGuilds are the guild (server) ids to register the slash
+	// commands in; none registers them globally. Guild commands show at
+	// once; global ones may take up to an hour to appear everywhere.
+	CommandGuilds []string
+	Log           *slog.Logger
 }
 
 // Adapter is the Discord platform.
@@ -90,6 +94,9 @@ type Adapter struct {
 	botID atomic.Value       // string
 	// botName is the bot's user name: /cmd@botName is herald's command.
 	botName atomic.Value // string
+	// appID is the bot's application (READY's application.id), which
+	// slash commands are registered under.
+	appID atomic.Value // string
 
 	mu       sync.Mutex
 	last     map[string]string // message id → text last sent or edited there
@@ -102,6 +109,18 @@ type Adapter struct {
 	upload  *http.Client // uploads: REST, with MediaTimeout
 	// rx shows processing reactions; nil when they are off.
 	rx *adapters.Reactions
+
+	// slash commands (commands.go): the list SetCommands gave, and the
+	// JSON of the list last registered
+	commands    []*discordgo.ApplicationCommand
+	commandsSet bool
+	registered  string
+	// replies to slash commands (webhook.go): interaction id → its way
+	// back; message id → the interaction it was sent through
+	replies map[string]*interactionReply
+	hooked  map[string]hookedMessage
+	// watchers are the goroutines waiting for slash commands' receipts
+	watchers sync.WaitGroup
 }
 
 var (
@@ -149,6 +168,7 @@ func New(cfg Config) *Adapter {
 	a := &Adapter{
 		cfg: cfg, log: cfg.Log, last: map[string]string{}, channels: map[string]channelInfo{},
 		conns:   &connTracker{},
+		replies: map[string]*interactionReply{}, hooked: map[string]hookedMessage{},
 		origins: mediaOrigins(cfg.MediaHosts, cfg.APIBase),
 		upload:  &http.Client{Transport: newRewrite(cfg.APIBase, cfg.Transport), Timeout: cfg.MediaTimeout},
 	}
@@ -167,6 +187,7 @@ func New(cfg Config) *Adapter {
 	a.state.Store("connecting")
 	a.botID.Store("")
 	a.botName.Store("")
+	a.appID.Store("")
 	return a
 }
 
@@ -223,14 +244,23 @@ func reference(replyTo, ch string) *discordgo.MessageReference {
 	return &discordgo.MessageReference{MessageID: replyTo, ChannelID: ch, FailIfNotExists: &no}
 }
 
-// Send posts one message. Discord has no parse mode to reject, so Plain
-// changes nothing.
+// Send posts one message, with out.Buttons as an action row of buttons
+// under it. A reply to a slash command goes through its interaction
+// (webhook.go). Discord has no parse mode to reject, so Plain changes
+// nothing.
 func (a *Adapter) Send(ctx context.Context, to herald.Target, out adapters.Outgoing) (adapters.Sent, error) {
+	if sent, done, err := a.sendReply(ctx, out); done {
+		return sent, err
+	}
+	if a.isInteraction(out.ReplyTo) {
+		// a slash command is no message to quote
+		out.ReplyTo = ""
+	}
 	ch := channel(to)
 	if ch == "" {
 		return adapters.Sent{}, errors.New("discord: send: no channel id")
 	}
-	ms := &discordgo.MessageSend{Content: out.Text, AllowedMentions: noPings(), Reference: reference(out.ReplyTo, ch)}
+	ms := &discordgo.MessageSend{Content: out.Text, AllowedMentions: noPings(), Reference: reference(out.ReplyTo, ch), Components: buttonRows(out.Buttons)}
 	m, err := a.rest.ChannelMessageSendComplex(ch, ms, discordgo.WithContext(ctx))
 	if err != nil {
 		return adapters.Sent{}, classify(ctx, "send to "+ch, err)
@@ -248,6 +278,12 @@ func (a *Adapter) Edit(ctx context.Context, to herald.Target, messageID, text st
 	if known && same == text {
 		return nil
 	}
+	if done, err := a.editHooked(ctx, messageID, &discordgo.WebhookEdit{Content: &text}); done {
+		if err == nil {
+			a.remember(messageID, text)
+		}
+		return err
+	}
 	ch := channel(to)
 	if _, err := a.rest.ChannelMessageEdit(ch, messageID, text, discordgo.WithContext(ctx)); err != nil {
 		return classify(ctx, "edit "+messageID+" in "+ch, err)
@@ -259,6 +295,9 @@ func (a *Adapter) Edit(ctx context.Context, to herald.Target, messageID, text st
 // Delete implements adapters.Deleter (a streamed preview the answer
 // could not replace).
 func (a *Adapter) Delete(ctx context.Context, to herald.Target, messageID string) error {
+	if done, err := a.deleteHooked(ctx, messageID); done {
+		return err
+	}
 	ch := channel(to)
 	if err := a.rest.ChannelMessageDelete(ch, messageID, discordgo.WithContext(ctx)); err != nil {
 		return classify(ctx, "delete "+messageID+" in "+ch, err)

@@ -67,15 +67,19 @@ func (r *recorder) next(t *testing.T) herald.Message {
 	}
 }
 
-// run starts the adapter against srv and waits for its first READY; the
-// cleanup stops it and checks that Run returned nil.
-func run(t *testing.T, srv *discordtest.Server, cfg discord.Config, sink adapters.Sink) *discord.Adapter {
+// run starts the adapter against srv (after prepare, if given) and waits
+// for its first READY; the cleanup stops it and checks that Run returned
+// nil.
+func run(t *testing.T, srv *discordtest.Server, cfg discord.Config, sink adapters.Sink, prepare ...func(*discord.Adapter)) *discord.Adapter {
 	t.Helper()
 	cfg.APIBase = srv.APIBase()
 	if cfg.Token == "" {
 		cfg.Token = "tok"
 	}
 	a := discord.New(cfg)
+	for _, p := range prepare {
+		p(a)
+	}
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
 	go func() { done <- a.Run(ctx, sink) }()

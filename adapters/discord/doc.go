@@ -22,10 +22,42 @@
 // Replies may mention users but never @everyone, @here or roles. Errors:
 // a 429 is *adapters.RetryAfterError with Discord's retry_after (the
 // library's own unbounded retry is off); a 401 is *adapters.FatalError
-// naming DISCORD_BOT_TOKEN; network failures and 5xx are
+// naming DISCORD_BOT_TOKEN (except on an interaction's webhook, where it
+// is that interaction's token); network failures and 5xx are
 // *adapters.TemporaryError; other refusals (400 for more than 2000
 // characters, 403 missing permission) are plain errors. Edit skips an edit
 // to the text a message already has.
+//
+// Buttons (adapters.ButtonSender): Outgoing.Buttons are drawn as one
+// action row under the message (custom_id = Button.Data; "primary" is
+// blurple, "danger" red, anything else grey); CloseButtons edits the text
+// and sends an empty components list, which takes them off. A press
+// (INTERACTION_CREATE, message component) goes to a Sink that implements
+// adapters.PressSink, with the presser Discord names (member.user in a
+// guild, user in a DM) and the chat as for a message; it is answered as
+// soon as Press returns, with the sink's reply as an ephemeral message (flags 64) or a
+// deferred update when the reply is "". A sink without PressSink gets
+// NoLongerWorks shown.
+//
+// Slash commands (adapters.CommandMenu): the catalogue SetCommands gives
+// is registered at connect by bulk overwrite, globally or in each of
+// Config.CommandGuilds, each command with its description (fitted to 100
+// characters) and an optional string option ArgsOption; names Discord
+// cannot take are left out. A refusal is logged and tried again at the
+// next connect; an unchanged list is not registered again. An invocation
+// is answered with a deferred response ("thinking…") as it arrives, on
+// the gateway's reading goroutine, so that messages queued before it
+// cannot make it miss Discord's 3 s; then, in order with them, it reaches
+// the Sink as "/name args" from the invoking user, with Mentioned set; its
+// ID is the interaction's. The first reply with that Cause replaces the
+// deferred response (PATCH …/messages/@original), later ones are
+// follow-ups, and edits and deletes of them (streaming, CloseButtons) go
+// through the interaction's webhook, all while its token lives (15
+// minutes, less a margin). After that, or once Discord refuses the token,
+// replies are channel messages and edits use the channel endpoint. When
+// the turn ends with nothing sent, the response is set to DoneText (a
+// queued command, or one waiting for an approval, is left for the reply
+// still to come).
 //
 // Media: Fetch (adapters.Fetcher) downloads an attachment from Discord's
 // CDN only (Config.MediaHosts over https, plus the API base's host when

@@ -34,30 +34,9 @@ func (a *Adapter) toMessage(ctx context.Context, s *discordgo.Session, m *discor
 	if m.Author.ID == bot || (m.Author.Bot && a.cfg.AllowBots != "all" && a.cfg.AllowBots != "mentions") {
 		return herald.Message{}, false
 	}
-	name := m.Author.GlobalName
-	if name == "" {
-		name = m.Author.Username
-	}
-	src := herald.Source{
-		Platform: herald.PlatformDiscord, ChatID: m.ChannelID, ChatType: herald.ChatDM,
-		UserID: m.Author.ID, UserName: name, IsBot: m.Author.Bot,
-	}
-	if m.GuildID != "" {
-		ci := a.channelInfo(ctx, s, m.ChannelID)
-		src.ChatName = ci.name
-		switch {
-		case ci.thread:
-			// the session's chat is the parent channel, its thread this one
-			src.ChatType, src.ThreadID = herald.ChatThread, m.ChannelID
-			if ci.parent != "" {
-				src.ChatID = ci.parent
-			}
-		case ci.news:
-			src.ChatType = herald.ChatChannel
-		default:
-			src.ChatType = herald.ChatGroup
-		}
-	}
+	name := displayName(m.Author)
+	src := a.chatOf(ctx, s, m.GuildID, m.ChannelID)
+	src.UserID, src.UserName, src.IsBot = m.Author.ID, name, m.Author.Bot
 	text, mentioned := stripMention(m.Content, bot)
 	for _, u := range m.Mentions {
 		if u != nil && bot != "" && u.ID == bot {
@@ -91,6 +70,40 @@ func (a *Adapter) toMessage(ctx context.Context, s *discordgo.Session, m *discor
 	}
 	out.Media = mediaOf(m, raw)
 	return out, true
+}
+
+// chatOf is the chat part of a Source for a message (or an interaction)
+// in channelID: no guild is a DM; in a guild, a thread keeps its parent
+// as the chat and itself as the thread, an announcement channel is a
+// channel, anything else a group.
+func (a *Adapter) chatOf(ctx context.Context, s *discordgo.Session, guildID, channelID string) herald.Source {
+	src := herald.Source{Platform: herald.PlatformDiscord, ChatID: channelID, ChatType: herald.ChatDM}
+	if guildID == "" {
+		return src
+	}
+	ci := a.channelInfo(ctx, s, channelID)
+	src.ChatName = ci.name
+	switch {
+	case ci.thread:
+		// the session's chat is the parent channel, its thread this one
+		src.ChatType, src.ThreadID = herald.ChatThread, channelID
+		if ci.parent != "" {
+			src.ChatID = ci.parent
+		}
+	case ci.news:
+		src.ChatType = herald.ChatChannel
+	default:
+		src.ChatType = herald.ChatGroup
+	}
+	return src
+}
+
+// displayName is the name herald shows for a Discord user.
+func displayName(u *discordgo.User) string {
+	if u.GlobalName != "" {
+		return u.GlobalName
+	}
+	return u.Username
 }
 
 // stripMention removes the bot's mention tokens (<@id>, <@!id>) so that

@@ -29,6 +29,10 @@ type inbound struct {
 	s   *discordgo.Session
 	m   *discordgo.Message
 	raw json.RawMessage
+	// i is an INTERACTION_CREATE (m is nil then); deferred says a slash
+	// command was already answered with a deferred response
+	i        *discordgo.Interaction
+	deferred bool
 }
 
 // Run connects to the gateway and serves until ctx ends. It checks the
@@ -44,6 +48,9 @@ func (a *Adapter) Run(ctx context.Context, sink adapters.Sink) error {
 		return err
 	}
 	a.state.Store("connecting")
+	// cancelled when Run returns, for whatever reason, so that the
+	// goroutines following slash commands end too
+	ctx, cancel := context.WithCancel(ctx)
 	in := make(chan inbound, 256)
 	down := make(chan struct{}, 1)
 	stop := make(chan struct{})
@@ -70,10 +77,28 @@ func (a *Adapter) Run(ctx context.Context, sink adapters.Sink) error {
 			case <-stop:
 			}
 		})
+		s.AddHandler(func(s *discordgo.Session, ic *discordgo.InteractionCreate) {
+			if ic.Interaction == nil {
+				return
+			}
+			ev := inbound{s: s, i: ic.Interaction}
+			if ic.Type == discordgo.InteractionApplicationCommand {
+				// answered here, not behind the messages queued for
+				// consume: Discord drops one not answered within 3 s
+				ev.deferred = a.deferSlash(ctx, ic.Interaction)
+			}
+			select {
+			case in <- ev:
+			case <-stop:
+			}
+		})
 		s.AddHandler(func(_ *discordgo.Session, r *discordgo.Ready) {
 			if r.User != nil && r.User.ID != "" {
 				a.botID.Store(r.User.ID)
 				a.botName.Store(r.User.Username)
+			}
+			if r.Application != nil && r.Application.ID != "" {
+				a.appID.Store(r.Application.ID)
 			}
 		})
 		s.AddHandler(func(*discordgo.Session, *discordgo.Disconnect) {
@@ -86,9 +111,11 @@ func (a *Adapter) Run(ctx context.Context, sink adapters.Sink) error {
 	}
 	gw := newGateway()
 	defer func() {
+		cancel()
 		gw.Close() // discordgo waits 1 s here for the close handshake
 		close(stop)
 		wg.Wait()
+		a.watchers.Wait()
 	}()
 
 	checked := false
@@ -116,6 +143,8 @@ func (a *Adapter) Run(ctx context.Context, sink adapters.Sink) error {
 		}
 		switch {
 		case err == nil:
+			// before "connected", so that a connected adapter has tried
+			a.registerCommands(ctx)
 			a.state.Store("connected")
 			a.log.Info("discord gateway connected")
 			backoff = a.cfg.MinBackoff
@@ -230,11 +259,28 @@ func (a *Adapter) consume(ctx context.Context, sink adapters.Sink, in <-chan inb
 						a.log.Error("discord message handling panicked; message dropped", "panic", fmt.Sprint(x), "stack", string(debug.Stack()))
 					}
 				}()
+				if ev.i != nil {
+					a.interaction(ctx, sink, ev)
+					return
+				}
 				if m, ok := a.toMessage(ctx, ev.s, ev.m, ev.raw); ok {
 					a.rx.Receive(ctx, sink, m, channel(m.Source.Target()))
 				}
 			}()
 		}
+	}
+}
+
+// interaction handles one INTERACTION_CREATE: a button press or a slash
+// command; other kinds (autocomplete, modals) herald does not use.
+func (a *Adapter) interaction(ctx context.Context, sink adapters.Sink, ev inbound) {
+	switch ev.i.Type {
+	case discordgo.InteractionMessageComponent:
+		a.press(ctx, sink, ev.s, ev.i)
+	case discordgo.InteractionApplicationCommand:
+		a.slash(ctx, sink, ev.s, ev.i, ev.deferred)
+	default:
+		a.log.Debug("discord interaction ignored", "type", ev.i.Type.String())
 	}
 }
 

@@ -24,6 +24,18 @@
 //	POST  /api/v9/channels/{id}/typing         counted (Typing); 204
 //	GET   /attachments/{channel}/{id}/{name}   attachments added with AddAttachment (or uploaded),
 //	                                           as Discord's CDN serves them; counted (Downloads)
+//	POST  /api/v9/interactions/{id}/{token}/callback
+//	                                           the answer to an injected interaction (Interaction):
+//	                                           one only (400 code 40060 after), type 4/5 create the
+//	                                           original response, 6/7 only for a button press
+//	PATCH /api/v9/webhooks/{app}/{token}/messages/{mid}
+//	                                           edits "@original" or a follow-up (Edits, Webhook set)
+//	POST  /api/v9/webhooks/{app}/{token}       a follow-up (?wait=true answers the message)
+//	DELETE /api/v9/webhooks/{app}/{token}/messages/{mid}
+//	PUT   /api/v9/applications/{app}/commands  bulk overwrite of the application commands
+//	PUT   /api/v9/applications/{app}/guilds/{guild}/commands
+//	                                           (CommandSets); names, descriptions and options
+//	                                           checked against Discord's rules (400 code 50035)
 //
 // and a gateway that sends HELLO, answers IDENTIFY with READY (carrying
 // the bot user), RESUME with RESUMED followed by the events the client
@@ -33,6 +45,23 @@
 // while no client is connected are kept and sent, in order, once one is
 // (after READY or RESUMED). Each event is sent once per connection, in
 // Inject order.
+//
+// Components: a message's components (buttons in action rows) are
+// checked against Discord's limits and kept as sent (Message.Components,
+// Buttons); an edit without components keeps them, an empty list removes
+// them.
+//
+// Interactions: SlashCommand and ButtonPress build an interaction in
+// Discord's shape (the user as member.user in a guild, user in a DM);
+// InjectInteraction dispatches it as INTERACTION_CREATE, like Inject. The
+// callback, the original response and the follow-ups are recorded per
+// interaction (Interaction, WaitInteraction); their messages are not in
+// Sent, which holds channel messages only, but Message and WaitMessage
+// read them. Webhook calls need the interaction's token and AppID (the
+// application READY names), not the bot token; ExpireInteraction makes
+// the token stop working (401 code 50027), as 15 minutes do. Command
+// registration needs AppID too (403 otherwise); FailCommands makes the
+// next ones fail.
 //
 // Attachments: AddAttachment serves bytes on the fake's own host and
 // returns the attachment to set on an injected message; VoiceMessage

@@ -26,6 +26,9 @@ const MaxContent = 2000
 const (
 	BotID   = "900000000000000001"
 	BotName = "herald"
+	// AppID is the bot's application, as READY's application.id gives
+	// it; it differs from BotID so that a client mixing them up fails.
+	AppID = "900000000000000007"
 )
 
 // Message is one message the bot sent.
@@ -44,6 +47,12 @@ type Message struct {
 	Files []File
 	// Attachments describe Files as the fake answered them.
 	Attachments []*discordgo.MessageAttachment
+	// Components are the message's components as the bot last set them
+	// (nil when it never sent any; "[]" once an edit removed them).
+	Components json.RawMessage
+	// Interaction is the id of the interaction this message answers (the
+	// original response or a follow-up), "" for a channel message.
+	Interaction string
 }
 
 // Edit is one edit the bot made.
@@ -51,6 +60,12 @@ type Edit struct {
 	ChannelID string
 	MessageID string
 	Content   string
+	// Components are the components the edit carried (nil when it
+	// carried none, which keeps the message's; "[]" removes them).
+	Components json.RawMessage
+	// Webhook is set for an edit through an interaction's webhook
+	// (PATCH /webhooks/{app}/{token}/messages/…).
+	Webhook bool
 }
 
 type event struct {
@@ -105,6 +120,9 @@ type Server struct {
 	quit          chan struct{} // closed by Close
 	downloadsAuth int
 	uploadLimit   int64
+	interactions  map[string]*Interaction // id → interaction
+	commandSets   []CommandSet
+	commandFail   []failure
 	wg            sync.WaitGroup
 }
 
@@ -139,6 +157,8 @@ func New() *Server {
 		extras:   map[string]voiceExtra{},
 		nextID:   1000,
 
+		interactions: map[string]*Interaction{},
+
 		uploadLimit: DefaultUploadLimit,
 	}
 	mux := http.NewServeMux()
@@ -152,6 +172,7 @@ func New() *Server {
 	mux.HandleFunc("POST /api/v9/channels/{id}/typing", s.auth(s.postTyping))
 	mux.HandleFunc("PUT /api/v9/channels/{id}/messages/{mid}/reactions/{emoji}/@me", s.auth(s.reaction("add")))
 	mux.HandleFunc("DELETE /api/v9/channels/{id}/messages/{mid}/reactions/{emoji}/@me", s.auth(s.reaction("remove")))
+	s.interactionRoutes(mux)
 	mux.HandleFunc("GET /gateway/", s.serveWS)
 	mux.HandleFunc("GET /attachments/", s.serveAttachment)
 	mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
@@ -573,7 +594,8 @@ func (s *Server) identify(c *conn, raw json.RawMessage) bool {
 	s.sessionID = fmt.Sprintf("fake-session-%d", s.sessionN)
 	ready := map[string]any{
 		"v": 9, "session_id": s.sessionID, "user": s.Bot(),
-		"guilds": []any{}, "private_channels": []any{},
+		"application": map[string]any{"id": AppID, "flags": 0},
+		"guilds":      []any{}, "private_channels": []any{},
 		"resume_gateway_url": s.GatewayURL(),
 	}
 	if c.write(dispatch{Op: 0, Seq: s.deliveredTo, Type: "READY", Data: ready}) != nil {
@@ -701,6 +723,7 @@ func (s *Server) postMessage(w http.ResponseWriter, r *http.Request) {
 			MessageID string `json:"message_id"`
 		} `json:"message_reference"`
 		AllowedMentions json.RawMessage `json:"allowed_mentions"`
+		Components      json.RawMessage `json:"components"`
 	}
 	if err := json.Unmarshal(raw, &body); err != nil {
 		apiError(w, http.StatusBadRequest, 50109, "The request body contains invalid JSON.")
@@ -729,7 +752,10 @@ func (s *Server) postMessage(w http.ResponseWriter, r *http.Request) {
 		})
 		return
 	}
-	m := Message{ChannelID: r.PathValue("id"), Content: body.Content, AllowedMentions: body.AllowedMentions, Body: raw, Files: files}
+	if !validComponents(w, body.Components) {
+		return
+	}
+	m := Message{ChannelID: r.PathValue("id"), Content: body.Content, AllowedMentions: body.AllowedMentions, Body: raw, Files: files, Components: components(body.Components)}
 	m.Attachments = s.wireAttachments(m.ChannelID, files)
 	if body.Reference != nil {
 		m.ReplyTo = body.Reference.MessageID
@@ -762,16 +788,13 @@ func (s *Server) wireMessage(m Message) map[string]any {
 	return map[string]any{
 		"id": m.ID, "channel_id": m.ChannelID, "content": m.Content, "author": s.Bot(),
 		"timestamp": time.Now().UTC().Format(time.RFC3339Nano), "type": 0,
-		"attachments": m.Attachments,
+		"attachments": m.Attachments, "components": wireComponents(m.Components),
 	}
 }
 
 func (s *Server) patchMessage(w http.ResponseWriter, r *http.Request) {
-	var body struct {
-		Content *string `json:"content"`
-	}
-	if err := json.NewDecoder(r.Body).Decode(&body); err != nil {
-		apiError(w, http.StatusBadRequest, 50109, "The request body contains invalid JSON.")
+	body, ok := readEdit(w, r)
+	if !ok {
 		return
 	}
 	s.mu.Lock()
@@ -781,19 +804,44 @@ func (s *Server) patchMessage(w http.ResponseWriter, r *http.Request) {
 		apiError(w, http.StatusNotFound, 10008, "Unknown Message")
 		return
 	}
-	if body.Content != nil {
-		if utf8.RuneCountInString(*body.Content) > MaxContent {
-			s.mu.Unlock()
-			apiError(w, http.StatusBadRequest, 50035, "Invalid Form Body")
-			return
-		}
-		m.Content = *body.Content
-	}
-	s.edits = append(s.edits, Edit{ChannelID: m.ChannelID, MessageID: m.ID, Content: m.Content})
-	out := *m
-	s.notify()
+	out := s.applyEdit(m, body, false)
 	s.mu.Unlock()
 	writeJSON(w, http.StatusOK, s.wireMessage(out))
+}
+
+// editBody is a message edit as the channel and webhook endpoints take
+// it: absent fields keep what the message has.
+type editBody struct {
+	Content    *string         `json:"content"`
+	Components json.RawMessage `json:"components"`
+}
+
+// readEdit decodes and checks an edit; false when it answered an error.
+func readEdit(w http.ResponseWriter, r *http.Request) (editBody, bool) {
+	var body editBody
+	if err := json.NewDecoder(r.Body).Decode(&body); err != nil {
+		apiError(w, http.StatusBadRequest, 50109, "The request body contains invalid JSON.")
+		return body, false
+	}
+	if body.Content != nil && utf8.RuneCountInString(*body.Content) > MaxContent {
+		apiError(w, http.StatusBadRequest, 50035, "Invalid Form Body")
+		return body, false
+	}
+	return body, validComponents(w, body.Components)
+}
+
+// applyEdit changes m and records the edit; s.mu must be held.
+func (s *Server) applyEdit(m *Message, body editBody, webhook bool) Message {
+	if body.Content != nil {
+		m.Content = *body.Content
+	}
+	comps := components(body.Components)
+	if comps != nil {
+		m.Components = comps
+	}
+	s.edits = append(s.edits, Edit{ChannelID: m.ChannelID, MessageID: m.ID, Content: m.Content, Components: comps, Webhook: webhook})
+	s.notify()
+	return *m
 }
 
 func (s *Server) postTyping(w http.ResponseWriter, r *http.Request) {
