@@ -1,0 +1,123 @@
+package runs
+
+// log.go: a run's event log, bounded in bytes (the oldest events go
+// first, and are counted), and GET /v1/runs/{id}/events serving it as
+// Server-Sent Events: the log from the start (or after Last-Event-ID),
+// then live events, until the run's last event.
+
+import (
+	"fmt"
+	"net/http"
+	"strconv"
+	"strings"
+	"time"
+)
+
+type logEvent struct {
+	seq  int64
+	name string
+	data []byte
+}
+
+type eventLog struct {
+	max    int
+	events []logEvent
+	bytes  int
+	last   int64 // seq of the newest event (ids start at 1)
+	// final is the seq of the run's last event (0 while it runs)
+	final int64
+}
+
+func (l *eventLog) add(name string, data []byte) int64 {
+	l.last++
+	e := logEvent{seq: l.last, name: name, data: data}
+	l.events = append(l.events, e)
+	l.bytes += e.size()
+	// drop the oldest past the bound, keeping the newest event
+	drop := 0
+	for l.bytes > l.max && drop < len(l.events)-1 {
+		l.bytes -= l.events[drop].size()
+		drop++
+	}
+	if drop > 0 {
+		l.events = append(l.events[:0:0], l.events[drop:]...)
+	}
+	return e.seq
+}
+
+func (e logEvent) size() int { return len(e.name) + len(e.data) + 32 }
+
+// since returns the events after seq, and how many of those were
+// dropped from the log.
+func (l *eventLog) since(seq int64) (evs []logEvent, missed int64) {
+	if len(l.events) == 0 {
+		return nil, 0
+	}
+	first := l.events[0].seq
+	if seq+1 < first {
+		missed = first - seq - 1
+		seq = first - 1
+	}
+	i := int(seq + 1 - first)
+	if i >= len(l.events) {
+		return nil, missed
+	}
+	return append([]logEvent(nil), l.events[i:]...), missed
+}
+
+// writeTimeout bounds one write to an events client.
+const writeTimeout = 10 * time.Second
+
+// keepAlive is how often an idle stream gets a comment line.
+const keepAlive = 15 * time.Second
+
+func (a *Adapter) events(w http.ResponseWriter, req *http.Request) {
+	r := a.lookup(w, req)
+	if r == nil {
+		return
+	}
+	var after int64
+	if last := req.Header.Get("Last-Event-ID"); last != "" {
+		n, err := strconv.ParseInt(strings.TrimSpace(last), 10, 64)
+		if err != nil || n < 0 {
+			writeErr(w, http.StatusBadRequest, "Last-Event-ID "+strconv.Quote(last)+" is not an event id of this run")
+			return
+		}
+		after = n
+	}
+	rc := http.NewResponseController(w)
+	// a stream outlives the listener's whole-request read deadline
+	rc.SetReadDeadline(time.Time{})
+	hd := w.Header()
+	hd.Set("Content-Type", "text/event-stream")
+	hd.Set("Cache-Control", "no-cache")
+	hd.Set("X-Accel-Buffering", "no")
+	w.WriteHeader(http.StatusOK)
+	fmt.Fprint(w, ": herald run "+r.id+"\n\n")
+	keep := time.NewTicker(keepAlive)
+	defer keep.Stop()
+	for {
+		r.mu.Lock()
+		evs, missed := r.log.since(after)
+		final, changed := r.log.final, r.changed
+		r.mu.Unlock()
+		if missed > 0 {
+			fmt.Fprintf(w, "event: dropped\ndata: {\"dropped\":%d}\n\n", missed)
+		}
+		for _, e := range evs {
+			fmt.Fprintf(w, "id: %d\nevent: %s\ndata: %s\n\n", e.seq, e.name, e.data)
+			after = e.seq
+		}
+		rc.SetWriteDeadline(time.Now().Add(writeTimeout))
+		if rc.Flush() != nil || (final != 0 && after >= final) {
+			return
+		}
+		select {
+		case <-changed:
+		case <-keep.C:
+			fmt.Fprint(w, ": keep-alive\n\n")
+		case <-req.Context().Done():
+			return
+		}
+	}
+}

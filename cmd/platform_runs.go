@@ -1,0 +1,57 @@
+package cmd
+
+// platform_runs.go wires the runs API (platform "runs") onto the local
+// platform's listener, and the hook-point feed it shares with the local
+// platform's /v1/events.
+
+import (
+	"context"
+	"encoding/json"
+
+	"github.com/heraldgw/herald"
+	"github.com/heraldgw/herald/adapters/local"
+	"github.com/heraldgw/herald/adapters/runs"
+	"github.com/heraldgw/herald/config"
+	"github.com/heraldgw/herald/hooks"
+	"github.com/heraldgw/herald/sessions"
+)
+
+// newRuns builds the runs adapter and serves it on loc.
+func newRuns(a *app, loc *local.Adapter) *runs.Adapter {
+	keys := sessionKeyOptions(a.cfg)
+	r := runs.New(runs.Config{
+		Store:      apiStore{a.store},
+		Events:     hookPoints(a, "runs events"),
+		SessionKey: func(src herald.Source) string { return sessions.Key(src, keys) },
+		Redact:     a.redactor.Redact,
+		Log:        a.log.With("platform", string(runs.Platform)),
+	})
+	r.Register(loc)
+	return r
+}
+
+// hookPoints subscribes fn to every hook point as it fires, its payload
+// in its JSON wire form with secrets masked (it leaves the process), as
+// /v1/events and the runs' logs carry it.
+func hookPoints(a *app, name string) func(fn func(string, any)) func() {
+	return func(fn func(string, any)) func() {
+		return a.hooks.Subscribe(hooks.Subscription{Name: name, Attach: hooks.AttachInternal, Events: []string{"*"}, QueueSize: 8192,
+			Handler: func(ctx context.Context, ev hooks.Event) (any, error) {
+				if ev.Payload == nil {
+					fn(ev.Name, nil)
+					return nil, nil
+				}
+				b, err := json.Marshal(ev.Payload)
+				if err != nil {
+					return nil, err
+				}
+				fn(ev.Name, json.RawMessage(hooks.RedactJSON(a.redactor, b)))
+				return nil, nil
+			}})
+	}
+}
+
+// sessionKeyOptions are the gateway's session key options.
+func sessionKeyOptions(c *config.Config) sessions.KeyOptions {
+	return sessions.KeyOptions{GroupPerUser: config.On(c.GroupSessionsPerUser, true)}
+}
