@@ -20,8 +20,11 @@ type logEvent struct {
 }
 
 type eventLog struct {
-	max    int
+	max int
+	// events[start:] are kept; the slice is compacted when half of it
+	// is dropped ones
 	events []logEvent
+	start  int
 	bytes  int
 	last   int64 // seq of the newest event (ids start at 1)
 	// final is the seq of the run's last event (0 while it runs)
@@ -34,13 +37,14 @@ func (l *eventLog) add(name string, data []byte) int64 {
 	l.events = append(l.events, e)
 	l.bytes += e.size()
 	// drop the oldest past the bound, keeping the newest event
-	drop := 0
-	for l.bytes > l.max && drop < len(l.events)-1 {
-		l.bytes -= l.events[drop].size()
-		drop++
+	for l.bytes > l.max && l.start < len(l.events)-1 {
+		l.bytes -= l.events[l.start].size()
+		l.events[l.start] = logEvent{}
+		l.start++
 	}
-	if drop > 0 {
-		l.events = append(l.events[:0:0], l.events[drop:]...)
+	if l.start > len(l.events)/2 {
+		l.events = append([]logEvent(nil), l.events[l.start:]...)
+		l.start = 0
 	}
 	return e.seq
 }
@@ -50,19 +54,20 @@ func (e logEvent) size() int { return len(e.name) + len(e.data) + 32 }
 // since returns the events after seq, and how many of those were
 // dropped from the log.
 func (l *eventLog) since(seq int64) (evs []logEvent, missed int64) {
-	if len(l.events) == 0 {
+	kept := l.events[l.start:]
+	if len(kept) == 0 {
 		return nil, 0
 	}
-	first := l.events[0].seq
+	first := kept[0].seq
 	if seq+1 < first {
 		missed = first - seq - 1
 		seq = first - 1
 	}
 	i := int(seq + 1 - first)
-	if i >= len(l.events) {
+	if i >= len(kept) {
 		return nil, missed
 	}
-	return append([]logEvent(nil), l.events[i:]...), missed
+	return append([]logEvent(nil), kept[i:]...), missed
 }
 
 // writeTimeout bounds one write to an events client.
@@ -84,6 +89,13 @@ func (a *Adapter) events(w http.ResponseWriter, req *http.Request) {
 			return
 		}
 		after = n
+	}
+	r.mu.Lock()
+	last := r.log.last
+	r.mu.Unlock()
+	if after > last {
+		writeErr(w, http.StatusBadRequest, fmt.Sprintf("Last-Event-ID %d is beyond the run's last event (%d)", after, last))
+		return
 	}
 	rc := http.NewResponseController(w)
 	// a stream outlives the listener's whole-request read deadline

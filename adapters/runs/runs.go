@@ -9,6 +9,7 @@ import (
 	"context"
 	"crypto/rand"
 	"encoding/json"
+	"errors"
 	"log/slog"
 	"net/http"
 	"strconv"
@@ -235,7 +236,9 @@ func (a *Adapter) hookPoint(name string, payload any) {
 	raw, _ := payload.(json.RawMessage)
 	var k hookKeys
 	if len(raw) > 0 {
-		if err := json.Unmarshal(raw, &k); err != nil {
+		// a key of another type is left out; the others are read
+		var te *json.UnmarshalTypeError
+		if err := json.Unmarshal(raw, &k); err != nil && !errors.As(err, &te) {
 			return
 		}
 	} else {
