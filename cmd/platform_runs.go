@@ -19,9 +19,11 @@ import (
 // newRuns builds the runs adapter and serves it on loc.
 func newRuns(a *app, loc *local.Adapter) *runs.Adapter {
 	keys := sessionKeyOptions(a.cfg)
-	r := runs.New(runs.Config{
-		Store:      apiStore{a.store},
-		Events:     hookPoints(a, "runs events"),
+	var r *runs.Adapter
+	r = runs.New(runs.Config{
+		Store: apiStore{a.store},
+		// hook points are encoded only while a run goes on
+		Events:     hookPoints(a, "runs events", func() bool { return r.Following() }),
 		SessionKey: func(src herald.Source) string { return sessions.Key(src, keys) },
 		Redact:     a.redactor.Redact,
 		Log:        a.log.With("platform", string(runs.Platform)),
@@ -32,11 +34,15 @@ func newRuns(a *app, loc *local.Adapter) *runs.Adapter {
 
 // hookPoints subscribes fn to every hook point as it fires, its payload
 // in its JSON wire form with secrets masked (it leaves the process), as
-// /v1/events and the runs' logs carry it.
-func hookPoints(a *app, name string) func(fn func(string, any)) func() {
+// /v1/events and the runs' logs carry it. While wanted (if set) says no,
+// hook points are skipped unencoded.
+func hookPoints(a *app, name string, wanted func() bool) func(fn func(string, any)) func() {
 	return func(fn func(string, any)) func() {
 		return a.hooks.Subscribe(hooks.Subscription{Name: name, Attach: hooks.AttachInternal, Events: []string{"*"}, QueueSize: 8192,
 			Handler: func(ctx context.Context, ev hooks.Event) (any, error) {
+				if wanted != nil && !wanted() {
+					return nil, nil
+				}
 				if ev.Payload == nil {
 					fn(ev.Name, nil)
 					return nil, nil

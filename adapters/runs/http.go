@@ -107,6 +107,7 @@ func (a *Adapter) start(ctx context.Context, input, session string) (*run, *adap
 	}
 	a.runs[r.id] = r
 	a.byChat[src.ChatID] = r
+	a.active.Add(1)
 	if r.key != "" {
 		a.byKey[r.key] = r
 	}

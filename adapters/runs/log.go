@@ -105,6 +105,7 @@ func (a *Adapter) events(w http.ResponseWriter, req *http.Request) {
 	hd.Set("Cache-Control", "no-cache")
 	hd.Set("X-Accel-Buffering", "no")
 	w.WriteHeader(http.StatusOK)
+	rc.SetWriteDeadline(time.Now().Add(writeTimeout))
 	fmt.Fprint(w, ": herald run "+r.id+"\n\n")
 	keep := time.NewTicker(keepAlive)
 	defer keep.Stop()
@@ -120,16 +121,18 @@ func (a *Adapter) events(w http.ResponseWriter, req *http.Request) {
 			fmt.Fprintf(w, "id: %d\nevent: %s\ndata: %s\n\n", e.seq, e.name, e.data)
 			after = e.seq
 		}
-		rc.SetWriteDeadline(time.Now().Add(writeTimeout))
 		if rc.Flush() != nil || (final != 0 && after >= final) {
 			return
 		}
 		select {
 		case <-changed:
 		case <-keep.C:
+			rc.SetWriteDeadline(time.Now().Add(writeTimeout))
 			fmt.Fprint(w, ": keep-alive\n\n")
 		case <-req.Context().Done():
 			return
 		}
+		// the deadline covers the writes and the flush that follow
+		rc.SetWriteDeadline(time.Now().Add(writeTimeout))
 	}
 }

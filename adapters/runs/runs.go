@@ -90,6 +90,9 @@ type Adapter struct {
 	quit     chan struct{}
 	watchers sync.WaitGroup
 
+	// active counts the runs going on (Following)
+	active atomic.Int64
+
 	mu   sync.Mutex
 	runs map[string]*run
 	// active runs by chat, session id and session key (hook points name
@@ -202,6 +205,10 @@ func (a *Adapter) Edit(ctx context.Context, to herald.Target, messageID, text st
 	return nil
 }
 
+// Following reports whether a run is going on: hook points matter to
+// the adapter only then, so a feed may skip encoding them otherwise.
+func (a *Adapter) Following() bool { return a.active.Load() > 0 }
+
 func (a *Adapter) activeIn(chat string) *run {
 	a.mu.Lock()
 	defer a.mu.Unlock()
@@ -284,6 +291,7 @@ func (a *Adapter) ended(r *run) {
 	defer a.mu.Unlock()
 	if a.byChat[r.src.ChatID] == r {
 		delete(a.byChat, r.src.ChatID)
+		a.active.Add(-1)
 	}
 	for id, x := range a.bySession {
 		if x == r {
