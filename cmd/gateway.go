@@ -82,7 +82,7 @@ func (e *env) gateway(ctx context.Context, args []string) error {
 		// message answers a file just over it
 		MaxUpload: a.cfg.Media.MaxBytes + 1<<20, FilesDir: filepath.Join(a.home, "local-files"),
 		Outbox: a.store,
-		Events: hookPoints(a, "local /v1/events", nil),
+		Events: localEvents(a),
 		Health: func() map[string]string {
 			select {
 			case r := <-runnerReady:

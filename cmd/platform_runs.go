@@ -7,6 +7,7 @@ package cmd
 import (
 	"context"
 	"encoding/json"
+	"time"
 
 	"github.com/heraldgw/herald"
 	"github.com/heraldgw/herald/adapters/local"
@@ -22,8 +23,13 @@ func newRuns(a *app, loc *local.Adapter) *runs.Adapter {
 	var r *runs.Adapter
 	r = runs.New(runs.Config{
 		Store: apiStore{a.store},
-		// hook points are encoded only while a run goes on
-		Events:     hookPoints(a, "runs events", func() bool { return r.Following() }),
+		Events: func(fn func(runs.HookPoint)) func() {
+			// hook points are encoded only while a run goes on
+			return subscribeHookPoints(a, "runs events", func() bool { return r.Following() },
+				func(name string, ctx json.RawMessage, at time.Time) {
+					fn(runs.HookPoint{Name: name, Context: ctx, Time: at})
+				})
+		},
 		SessionKey: func(src herald.Source) string { return sessions.Key(src, keys) },
 		Redact:     a.redactor.Redact,
 		Log:        a.log.With("platform", string(runs.Platform)),
@@ -32,29 +38,40 @@ func newRuns(a *app, loc *local.Adapter) *runs.Adapter {
 	return r
 }
 
-// hookPoints subscribes fn to every hook point as it fires, its payload
-// in its JSON wire form with secrets masked (it leaves the process), as
-// /v1/events and the runs' logs carry it. While wanted (if set) says no,
-// hook points are skipped unencoded.
-func hookPoints(a *app, name string, wanted func() bool) func(fn func(string, any)) func() {
+// localEvents feeds the local platform's /v1/events.
+func localEvents(a *app) func(fn func(string, any)) func() {
 	return func(fn func(string, any)) func() {
-		return a.hooks.Subscribe(hooks.Subscription{Name: name, Attach: hooks.AttachInternal, Events: []string{"*"}, QueueSize: 8192,
-			Handler: func(ctx context.Context, ev hooks.Event) (any, error) {
-				if wanted != nil && !wanted() {
-					return nil, nil
-				}
-				if ev.Payload == nil {
-					fn(ev.Name, nil)
-					return nil, nil
-				}
-				b, err := json.Marshal(ev.Payload)
-				if err != nil {
-					return nil, err
-				}
-				fn(ev.Name, json.RawMessage(hooks.RedactJSON(a.redactor, b)))
-				return nil, nil
-			}})
+		return subscribeHookPoints(a, "local /v1/events", nil, func(name string, ctx json.RawMessage, _ time.Time) {
+			if ctx == nil {
+				fn(name, nil)
+				return
+			}
+			fn(name, ctx)
+		})
 	}
+}
+
+// subscribeHookPoints subscribes fn to every hook point as it fires, its
+// payload in its JSON wire form with secrets masked (it leaves the
+// process; nil for none), with the time it was emitted. While wanted (if
+// set) says no, hook points are skipped unencoded.
+func subscribeHookPoints(a *app, name string, wanted func() bool, fn func(name string, ctx json.RawMessage, at time.Time)) (unsubscribe func()) {
+	return a.hooks.Subscribe(hooks.Subscription{Name: name, Attach: hooks.AttachInternal, Events: []string{"*"}, QueueSize: 8192,
+		Handler: func(ctx context.Context, ev hooks.Event) (any, error) {
+			if wanted != nil && !wanted() {
+				return nil, nil
+			}
+			if ev.Payload == nil {
+				fn(ev.Name, nil, ev.Time)
+				return nil, nil
+			}
+			b, err := json.Marshal(ev.Payload)
+			if err != nil {
+				return nil, err
+			}
+			fn(ev.Name, json.RawMessage(hooks.RedactJSON(a.redactor, b)), ev.Time)
+			return nil, nil
+		}})
 }
 
 // sessionKeyOptions are the gateway's session key options.

@@ -41,10 +41,11 @@
 // streamed reply's edits); and one of run.completed (output),
 // run.failed (error) or run.stopped, the last. A subscriber gets the log
 // from its start (or after its Last-Event-ID) and then live events, each
-// once, in log order. Hook points reach the log off the turn's hot path
-// (as every observer gets them), so a hook point may follow a text delta
-// sent at the same moment; each kind is in the order it happened, and
-// the final event waits (at most EndWait) for the turn's agent:end. A
+// once, in log order. The log is in the order things happened: hook
+// points reach the adapter off the turn's hot path (as every observer
+// gets them), so a text delta waits for the hook points emitted before it
+// (by their emission time: until a later one arrives, at most 250 ms),
+// and the final event waits (at most EndWait) for the turn's agent:end. A
 // log keeps at most Config.MaxLog bytes (default 1 MiB): past it the
 // oldest events go, and a subscriber that asked for them is first told
 // how many it missed (event "dropped").

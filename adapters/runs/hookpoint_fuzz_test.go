@@ -3,6 +3,7 @@ package runs
 import (
 	"encoding/json"
 	"testing"
+	"time"
 
 	"github.com/heraldgw/herald"
 )
@@ -30,8 +31,8 @@ func FuzzHookPoint(f *testing.F) {
 		src := herald.Source{Platform: Platform, ChatID: "c1", ChatType: herald.ChatDM, UserID: "api"}
 		r := a.newRun(src, "s1")
 		a.runs[r.id], a.byChat["c1"], a.bySession["s1"], a.byKey["k1"] = r, r, r, r
-		a.hookPoint(name, json.RawMessage(ctx))
-		a.hookPoint("post_tool_call", json.RawMessage(`{"session_id":"s1","tool_name":"t"}`))
+		a.hookPoint(HookPoint{Name: name, Context: json.RawMessage(ctx), Time: time.Now()})
+		a.hookPoint(HookPoint{Name: "post_tool_call", Context: json.RawMessage(`{"session_id":"s1","tool_name":"t"}`), Time: time.Now()})
 		r.finish(StatusCompleted, "")
 		r.mu.Lock()
 		defer r.mu.Unlock()

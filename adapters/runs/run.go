@@ -72,10 +72,21 @@ type run struct {
 	control map[string]string // our message id → its control kind
 	acked   map[string]bool   // approval answers whose acknowledgement was hidden
 
+	// pending are events of what the run sent, waiting for the hook
+	// points emitted before them (orderLocked)
+	pending    []pendingEvent
+	orderTimer *time.Timer
+
 	agentStarted, agentEnded bool
 	endFailed                bool
 	endError                 string
 	stopAsked                bool
+}
+
+type pendingEvent struct {
+	at   time.Time
+	name string
+	v    any
 }
 
 type sentMsg struct {
@@ -192,12 +203,53 @@ func (r *run) deltaLocked(m *sentMsg) {
 	case m.text == m.shown:
 		return
 	case strings.HasPrefix(m.text, m.shown):
-		r.emitLocked("message.delta", map[string]string{"message_id": m.id, "delta": m.text[len(m.shown):]})
+		r.orderLocked("message.delta", map[string]string{"message_id": m.id, "delta": m.text[len(m.shown):]})
 	default:
 		// a hook rewrote the text: it is sent again whole
-		r.emitLocked("message.delta", map[string]any{"message_id": m.id, "text": m.text, "replace": true})
+		r.orderLocked("message.delta", map[string]any{"message_id": m.id, "text": m.text, "replace": true})
 	}
 	m.shown = m.text
+}
+
+// orderWait bounds how long a text delta waits for the hook points
+// emitted before it, which reach the adapter off the turn's hot path.
+const orderWait = 250 * time.Millisecond
+
+// orderLocked logs an event of what the run sent once every hook point
+// emitted before it is in the log: when a later hook point arrives, or
+// after orderWait.
+func (r *run) orderLocked(name string, v any) {
+	if r.a.cfg.Events == nil {
+		r.emitLocked(name, v)
+		return
+	}
+	r.pending = append(r.pending, pendingEvent{at: time.Now(), name: name, v: v})
+	if r.orderTimer == nil {
+		r.orderTimer = time.AfterFunc(orderWait, func() {
+			r.mu.Lock()
+			defer r.mu.Unlock()
+			r.orderTimer = nil
+			r.releaseLocked(time.Time{})
+		})
+	}
+}
+
+// releaseLocked logs the events waiting in order that happened before
+// t (all of them for the zero t).
+func (r *run) releaseLocked(t time.Time) {
+	n := 0
+	for _, p := range r.pending {
+		if !t.IsZero() && p.at.After(t) {
+			break
+		}
+		r.emitLocked(p.name, p.v)
+		n++
+	}
+	r.pending = r.pending[n:]
+	if len(r.pending) == 0 && r.orderTimer != nil {
+		r.orderTimer.Stop()
+		r.orderTimer = nil
+	}
 }
 
 // outputLocked is the text of the shown messages, a blank line apart.
@@ -213,16 +265,19 @@ func (r *run) outputLocked() string {
 
 // hookPoint logs a hook point of the run, and the run's own events it
 // makes.
-func (r *run) hookPoint(name string, ctx json.RawMessage, k *hookKeys) {
+func (r *run) hookPoint(hp HookPoint, k *hookKeys) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	if r.terminal() {
 		return
 	}
+	name := hp.Name
+	// what the run sent before this point was emitted comes before it
+	r.releaseLocked(hp.Time)
 	r.emitLocked(name, struct {
 		EventType string          `json:"event_type"`
 		Context   json.RawMessage `json:"context"`
-	}{name, ctx})
+	}{name, hp.Context})
 	switch name {
 	case "pre_tool_call":
 		r.emitLocked("tool.started", map[string]string{"tool_name": k.ToolName, "tool_call_id": k.ToolCallID})
@@ -431,6 +486,7 @@ func (r *run) finish(status, errText string) {
 		return
 	}
 	r.showHeldLocked()
+	r.releaseLocked(time.Time{})
 	r.status, r.errText, r.approval = status, errText, nil
 	r.finished = r.a.cfg.Now()
 	ev := map[string]any{"run_id": r.id}

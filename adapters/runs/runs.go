@@ -48,12 +48,11 @@ type Store interface {
 // Config configures the runs API.
 type Config struct {
 	Store Store
-	// Events subscribes fn to every hook point, payloads in their JSON
-	// wire form with secrets masked (json.RawMessage), as the local
-	// platform's /v1/events gets them; it returns an unsubscribe
-	// function. Nil: a run's log has no hook points, and its end does not
-	// wait for agent:end.
-	Events func(fn func(name string, payload any)) (unsubscribe func())
+	// Events subscribes fn to every hook point, in the order they were
+	// emitted, as the local platform's /v1/events gets them; it returns
+	// an unsubscribe function. Nil: a run's log has no hook points, and
+	// its end does not wait for agent:end.
+	Events func(fn func(HookPoint)) (unsubscribe func())
 	// SessionKey is the gateway's session key of a chat (approval hook
 	// points name a session by it).
 	SessionKey func(src herald.Source) string
@@ -67,6 +66,17 @@ type Config struct {
 	MaxTotalLog int
 	Log         *slog.Logger
 	Now         func() time.Time
+}
+
+// HookPoint is one hook point as Config.Events hands it over.
+type HookPoint struct {
+	Name string
+	// Context is the payload in its JSON wire form, secrets masked (nil
+	// for none).
+	Context json.RawMessage
+	// Time is when it was emitted (time.Now, with its monotonic clock):
+	// a run's text deltas are ordered among its hook points by it.
+	Time time.Time
 }
 
 // Router is where the endpoints are served: the local platform's
@@ -239,23 +249,22 @@ type hookKeys struct {
 
 // hookPoint is Config.Events' callback: it finds the run a hook point
 // belongs to and logs it there.
-func (a *Adapter) hookPoint(name string, payload any) {
-	raw, _ := payload.(json.RawMessage)
+func (a *Adapter) hookPoint(hp HookPoint) {
 	var k hookKeys
-	if len(raw) > 0 {
+	if len(hp.Context) > 0 {
 		// a key of another type is left out; the others are read
 		var te *json.UnmarshalTypeError
-		if err := json.Unmarshal(raw, &k); err != nil && !errors.As(err, &te) {
+		if err := json.Unmarshal(hp.Context, &k); err != nil && !errors.As(err, &te) {
 			return
 		}
 	} else {
-		raw = json.RawMessage("{}")
+		hp.Context = json.RawMessage("{}")
 	}
-	r := a.runOf(name, &k)
+	r := a.runOf(hp.Name, &k)
 	if r == nil {
 		return
 	}
-	r.hookPoint(name, raw, &k)
+	r.hookPoint(hp, &k)
 }
 
 // runOf is the active run a hook point belongs to, by its chat, its

@@ -32,7 +32,7 @@ type gw struct {
 	a    *runs.Adapter
 	srv  *httptest.Server
 	got  chan herald.Message
-	feed func(name string, payload any)
+	feed func(runs.HookPoint)
 
 	mu   sync.Mutex
 	recs map[string]*adapters.Receipt
@@ -49,7 +49,7 @@ func (s store) SessionSource(ctx context.Context, id string) (herald.Source, boo
 func newGW(t *testing.T, cfg runs.Config) *gw {
 	g := &gw{t: t, got: make(chan herald.Message, 16), recs: map[string]*adapters.Receipt{}, now: time.Date(2026, 12, 3, 8, 0, 0, 0, time.UTC)}
 	subscribed := make(chan struct{})
-	cfg.Events = func(fn func(string, any)) func() {
+	cfg.Events = func(fn func(runs.HookPoint)) func() {
 		g.feed = fn
 		close(subscribed)
 		return func() {}
@@ -120,7 +120,7 @@ func (g *gw) send(m herald.Message, cause, text string) string {
 
 func (g *gw) hook(name string, ctx map[string]any) {
 	b, _ := json.Marshal(ctx)
-	g.feed(name, json.RawMessage(b))
+	g.feed(runs.HookPoint{Name: name, Context: b, Time: time.Now()})
 }
 
 func (g *gw) call(method, path, body string) (int, map[string]any) {
@@ -430,5 +430,36 @@ func TestRetention(t *testing.T) {
 	g.mu.Unlock()
 	if code, out := g.call("GET", "/v1/runs/"+ids[2], ""); code != 404 || !strings.Contains(out["error"].(string), "kept 1h0m0s") {
 		t.Fatalf("after an hour: %d %v", code, out)
+	}
+}
+
+// Hook points reach the adapter after the turn emitted them: a delta
+// sent after a hook point was emitted, but before it arrived, still
+// follows it in the log, and one sent before precedes it.
+func TestDeltasKeepTheirPlaceAmongHookPoints(t *testing.T) {
+	g := newGW(t, runs.Config{})
+	id, m := g.start(`{"input":"go"}`)
+	chat := m.Source.ChatID
+	before := g.send(m, m.ID, "before")
+	g.a.Edit(context.Background(), m.Source.Target(), before, "before the tool")
+	emitted := time.Now() // pre_tool_call, not yet delivered
+	after := g.send(m, m.ID, "after")
+	g.a.Edit(context.Background(), m.Source.Target(), after, "after the tool")
+	b, _ := json.Marshal(map[string]any{"session_id": "s5", "session_key": "key:" + chat, "tool_name": "terminal"})
+	g.feed(runs.HookPoint{Name: "pre_tool_call", Context: b, Time: emitted})
+	g.resolve(m, adapters.StatusDone, "s5")
+	g.hook("agent:end", map[string]any{"platform": "runs", "chat_id": chat, "session_id": "s5"})
+	g.waitStatus(id, "completed")
+	var got []string
+	for _, e := range collect(g.subscribe(id)) {
+		if e.name == "message.delta" {
+			got = append(got, e.data["delta"].(string))
+			continue
+		}
+		got = append(got, e.name)
+	}
+	want := "run.started|before the tool|pre_tool_call|tool.started|after the tool|agent:end|run.completed"
+	if strings.Join(got, "|") != want {
+		t.Fatalf("log:\n%s\nwant:\n%s", strings.Join(got, "|"), want)
 	}
 }
