@@ -243,6 +243,10 @@ func TestRunErrors(t *testing.T) {
 		t.Errorf("stopping a finished run: %d %v", code, out)
 	}
 
+	if code, _, h := apiCall(t, g, "GET", "/healthz", "", nil); code != 200 || h["platforms"].(map[string]any)["runs"] != "connected" {
+		t.Errorf("healthz: %d %v", code, h)
+	}
+
 	for _, ep := range []struct{ method, path string }{
 		{"POST", "/v1/runs"}, {"GET", "/v1/runs/" + id}, {"GET", "/v1/runs/" + id + "/events"},
 		{"POST", "/v1/runs/" + id + "/approval"}, {"POST", "/v1/runs/" + id + "/stop"},
@@ -345,6 +349,10 @@ func TestRunStop(t *testing.T) {
 	case <-time.After(30 * time.Second):
 		t.Fatal("the model was never asked")
 	}
+	// another chat's turn meanwhile is not the run's
+	if r := g.Say(t, "elsewhere", "hello"); r.Status != "done" {
+		t.Fatalf("the other chat: %+v", r)
+	}
 	code, _, out := apiCall(t, g, "POST", "/v1/runs/"+id+"/stop", ``, nil)
 	if code != 202 {
 		t.Fatalf("stop: %d %v", code, out)
@@ -356,6 +364,11 @@ func TestRunStop(t *testing.T) {
 	evs := runEvents(t, g, id, "")
 	if evs[len(evs)-1].Name != "run.stopped" {
 		t.Fatalf("events = %v", eventNames(evs))
+	}
+	for _, e := range evs {
+		if b, _ := json.Marshal(e.Data); strings.Contains(string(b), "elsewhere") || strings.Contains(string(b), `"platform":"local"`) {
+			t.Fatalf("another chat's event in the run: %s %s", e.Name, b)
+		}
 	}
 }
 
