@@ -15,7 +15,9 @@
 // A run is a message on platform "runs" handed to the gateway's Sink like
 // any adapter's, so hooks, tools, approvals and transcripts apply. A run
 // without session_id opens a chat (and so a session) of its own; one with
-// session_id continues that stored session of platform runs, in its chat.
+// session_id continues that stored session of platform runs, in its chat
+// (a session that has ended meanwhile gives way to the chat's next one, as
+// in any chat; the run's state names the session it ran in).
 // One run at a time runs in a chat: a second on the same session is
 // refused with 409 while the first runs. An approval is answered, and a
 // run stopped, exactly as a person in the chat would: the adapter hands
