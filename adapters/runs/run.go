@@ -131,12 +131,12 @@ func (r *run) terminal() bool {
 	return false
 }
 
+// setSession records the session the run's turn runs in: the one it
+// continues, or the chat's next when that one has ended.
 func (r *run) setSession(id string) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	if r.session == "" {
-		r.session = id
-	}
+	r.session = id
 }
 
 // sent takes a message the gateway sent to the run's chat.

@@ -392,10 +392,15 @@ func TestFailedRunAndContinuedSession(t *testing.T) {
 	if m.Source != old {
 		t.Fatalf("source = %+v", m.Source)
 	}
-	g.hook("agent:end", map[string]any{"platform": "runs", "chat_id": "run-old", "session_id": "s-old", "failed": true, "error": "the model did not respond"})
-	g.resolve(m, adapters.StatusDone, "s-old")
+	if _, out := g.call("GET", "/v1/runs/"+id, ""); out["session_id"] != "s-old" {
+		t.Fatalf("state = %v", out)
+	}
+	// the session had ended: the turn runs in the chat's next one
+	g.hook("agent:start", map[string]any{"platform": "runs", "chat_id": "run-old", "session_id": "s-next"})
+	g.hook("agent:end", map[string]any{"platform": "runs", "chat_id": "run-old", "session_id": "s-next", "failed": true, "error": "the model did not respond"})
+	g.resolve(m, adapters.StatusDone, "s-next")
 	st := g.waitStatus(id, "failed")
-	if st["error"] != "the model did not respond" || st["session_id"] != "s-old" || st["output"] != nil {
+	if st["error"] != "the model did not respond" || st["session_id"] != "s-next" || st["output"] != nil {
 		t.Fatalf("state = %v", st)
 	}
 	if code, out := g.call("POST", "/v1/runs", `{"input":"x","session_id":"s-local"}`); code != 400 || !strings.Contains(out["error"].(string), "local session") {
