@@ -83,10 +83,11 @@ func (a *Adapter) create(w http.ResponseWriter, req *http.Request) {
 // with a context that outlives the request. The caller starts the
 // watcher (counted in a.watchers here).
 func (a *Adapter) start(ctx context.Context, input, session string) (*run, *adapters.Receipt, error) {
+	// the listener may serve before the gateway handed over its Sink
 	select {
 	case <-a.ready:
-	default:
-		return nil, nil, fail(http.StatusServiceUnavailable, "runs are not available yet: the gateway is starting")
+	case <-ctx.Done():
+		return nil, nil, ctx.Err()
 	}
 	sink := *a.sink.Load()
 	src, err := a.source(ctx, session)

@@ -183,8 +183,8 @@ func (a *Adapter) Run(ctx context.Context, sink adapters.Sink) error {
 	if a.cfg.Events != nil {
 		unsubscribe = a.cfg.Events(a.hookPoint)
 	}
-	a.serving.Store(true)
 	a.once.Do(func() { close(a.ready) })
+	a.serving.Store(true) // after ready: "connected" takes runs
 	<-ctx.Done()
 	a.serving.Store(false)
 	close(a.quit)

@@ -36,6 +36,7 @@ type gw struct {
 
 	mu   sync.Mutex
 	recs map[string]*adapters.Receipt
+	ctxs map[string]context.Context
 	now  time.Time
 }
 
@@ -47,7 +48,7 @@ func (s store) SessionSource(ctx context.Context, id string) (herald.Source, boo
 }
 
 func newGW(t *testing.T, cfg runs.Config) *gw {
-	g := &gw{t: t, got: make(chan herald.Message, 16), recs: map[string]*adapters.Receipt{}, now: time.Date(2026, 12, 3, 8, 0, 0, 0, time.UTC)}
+	g := &gw{t: t, got: make(chan herald.Message, 16), recs: map[string]*adapters.Receipt{}, ctxs: map[string]context.Context{}, now: time.Date(2026, 12, 3, 8, 0, 0, 0, time.UTC)}
 	subscribed := make(chan struct{})
 	cfg.Events = func(fn func(runs.HookPoint)) func() {
 		g.feed = fn
@@ -87,6 +88,7 @@ func (g *gw) Receive(ctx context.Context, m herald.Message) *adapters.Receipt {
 	rec := adapters.NewReceipt()
 	g.mu.Lock()
 	g.recs[m.ID] = rec
+	g.ctxs[m.ID] = ctx
 	g.mu.Unlock()
 	g.got <- m
 	return rec
@@ -391,6 +393,14 @@ func TestFailedRunAndContinuedSession(t *testing.T) {
 	id, m := g.start(`{"input":"again","session_id":"s-old"}`)
 	if m.Source != old {
 		t.Fatalf("source = %+v", m.Source)
+	}
+	// the request that started the run is over; the message's context
+	// is not
+	g.mu.Lock()
+	ctx := g.ctxs[m.ID]
+	g.mu.Unlock()
+	if ctx.Err() != nil {
+		t.Fatalf("the run's message was handed over with the request's context: %v", ctx.Err())
 	}
 	if _, out := g.call("GET", "/v1/runs/"+id, ""); out["session_id"] != "s-old" {
 		t.Fatalf("state = %v", out)
