@@ -2,7 +2,6 @@ package cmd
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -12,10 +11,10 @@ import (
 	"github.com/heraldgw/herald"
 	"github.com/heraldgw/herald/adapters"
 	"github.com/heraldgw/herald/adapters/local"
+	"github.com/heraldgw/herald/adapters/runs"
 	"github.com/heraldgw/herald/agent"
 	"github.com/heraldgw/herald/config"
 	"github.com/heraldgw/herald/gateway"
-	"github.com/heraldgw/herald/hooks"
 	"github.com/heraldgw/herald/sessions"
 )
 
@@ -83,22 +82,7 @@ func (e *env) gateway(ctx context.Context, args []string) error {
 		// message answers a file just over it
 		MaxUpload: a.cfg.Media.MaxBytes + 1<<20, FilesDir: filepath.Join(a.home, "local-files"),
 		Outbox: a.store,
-		Events: func(fn func(string, any)) func() {
-			return a.hooks.Subscribe(hooks.Subscription{Name: "local /v1/events", Attach: hooks.AttachInternal, Events: []string{"*"}, QueueSize: 8192,
-				Handler: func(ctx context.Context, ev hooks.Event) (any, error) {
-					// the stream leaves the process: its secrets are masked as for hooks
-					if ev.Payload == nil {
-						fn(ev.Name, nil)
-						return nil, nil
-					}
-					b, err := json.Marshal(ev.Payload)
-					if err != nil {
-						return nil, err
-					}
-					fn(ev.Name, json.RawMessage(hooks.RedactJSON(a.redactor, b)))
-					return nil, nil
-				}})
-		},
+		Events: localEvents(a),
 		Health: func() map[string]string {
 			select {
 			case r := <-runnerReady:
@@ -117,7 +101,7 @@ func (e *env) gateway(ctx context.Context, args []string) error {
 		},
 	})
 	api := newAPI(a, loc, func() herald.TranscriptAppender { return runner })
-	ads := []adapters.Adapter{loc, api}
+	ads := []adapters.Adapter{loc, api, newRuns(a, loc)}
 	for _, b := range platformBuilders {
 		ad, ok, err := b(a)
 		if err != nil {
@@ -178,6 +162,7 @@ func gatewayConfig(a *app, ads []adapters.Adapter) gateway.Config {
 	tg, dc := c.Platforms.Telegram, c.Platforms.Discord
 	add(herald.PlatformLocal, c.Platforms.Local.Common, true, gateway.GroupManners{})
 	add(herald.PlatformAPI, config.Common{}, true, gateway.GroupManners{}) // behind the local token
+	add(runs.Platform, config.Common{}, true, gateway.GroupManners{})      // behind the local token
 	add(herald.PlatformTelegram, tg.Common, false, gateway.GroupManners{ReplyToMode: tg.ReplyToMode.Or(config.ReplyFirst),
 		AllowedChannels: tg.AllowedChats, FreeResponseChannels: tg.FreeResponseChats})
 	add(herald.PlatformDiscord, dc.Common, false, gateway.GroupManners{ReplyToMode: dc.ReplyToMode.Or(config.ReplyFirst), AllowedRoles: dc.AllowedRoles})
@@ -191,7 +176,7 @@ func gatewayConfig(a *app, ads []adapters.Adapter) gateway.Config {
 	return gateway.Config{
 		Media:    media,
 		Adapters: ads, Store: a.store, Hooks: a.hooks, Agent: a.agent, Redactor: a.redactor, Log: a.log.With("component", "gateway"),
-		Keys:            sessions.KeyOptions{GroupPerUser: config.On(c.GroupSessionsPerUser, true)},
+		Keys:            sessionKeyOptions(c),
 		BusyMode:        c.BusyMode(),
 		Auth:            auth,
 		AllowAllUsers:   truthy(a.e.getenv("GATEWAY_ALLOW_ALL_USERS")),
