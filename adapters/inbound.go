@@ -103,13 +103,20 @@ type Mount struct {
 // It blocks; Run calls it where it would otherwise serve a listener of
 // its own.
 func (m *Mount) Serve(ctx context.Context, h http.Handler) {
+	defer m.Put(h)()
+	<-ctx.Done()
+}
+
+// Put serves h on the mount until the returned function is called.
+func (m *Mount) Put(h http.Handler) (remove func()) {
 	m.mu.Lock()
 	m.h = h
 	m.mu.Unlock()
-	<-ctx.Done()
-	m.mu.Lock()
-	m.h = nil
-	m.mu.Unlock()
+	return func() {
+		m.mu.Lock()
+		m.h = nil
+		m.mu.Unlock()
+	}
 }
 
 // ServeHTTP implements http.Handler.

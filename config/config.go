@@ -319,6 +319,10 @@ type WebhookRoute struct {
 	// Skills is read for Hermes compatibility; herald has no skills and
 	// warns when it is set.
 	Skills []string `yaml:"skills"`
+
+	// unresolved is set when Secret named a variable that is not set: the
+	// route then has no secret, rather than the platform's.
+	unresolved bool
 }
 
 // Agent settings.

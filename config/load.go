@@ -505,19 +505,21 @@ var secretRef = regexp.MustCompile(`^\$\{([A-Za-z_][A-Za-z0-9_]*)\}$`)
 // one without a secret.
 func expandWebhookSecrets(wh *Webhook, get func(string) string) []Warning {
 	var w []Warning
-	expand := func(where string, v *string) {
+	expand := func(where string, v *string) (resolved bool) {
 		m := secretRef.FindStringSubmatch(strings.TrimSpace(*v))
 		if m == nil {
-			return
+			return true
 		}
 		*v = get(m[1])
 		if *v == "" {
 			w = append(w, Warning{File: "config.yaml", Msg: fmt.Sprintf("%s refers to ${%s}, which is not set", where, m[1])})
+			return false
 		}
+		return true
 	}
 	expand("platforms.webhook.secret", &wh.Secret)
 	for name, r := range wh.Routes {
-		expand("platforms.webhook.routes."+name+".secret", &r.Secret)
+		r.unresolved = !expand("platforms.webhook.routes."+name+".secret", &r.Secret)
 		wh.Routes[name] = r
 	}
 	return w
@@ -557,7 +559,7 @@ func validateWebhook(wh *Webhook) []Warning {
 		if r.MaxBodyBytes <= 0 {
 			r.MaxBodyBytes = wh.MaxBodyBytes
 		}
-		if r.Secret == "" {
+		if r.Secret == "" && !r.unresolved {
 			r.Secret = wh.Secret
 		}
 		if len(r.Skills) > 0 {

@@ -35,6 +35,9 @@ var hermesField = regexp.MustCompile(`\{([a-zA-Z0-9_.]+)\}`)
 // Template is a compiled prompt template.
 type Template struct {
 	t *template.Template
+	// goForm is set for a template written in Go's form, whose missing
+	// keys print as "<no value>"
+	goForm bool
 }
 
 // funcs are the functions a template may call: field and raw are what
@@ -47,14 +50,15 @@ var funcs = template.FuncMap{
 
 // ParseTemplate compiles src, Go's form when it holds "{{", else Hermes'.
 func ParseTemplate(src string) (*Template, error) {
-	if !strings.Contains(src, "{{") {
+	goForm := strings.Contains(src, "{{")
+	if !goForm {
 		src = TranslateHermes(src)
 	}
 	t, err := template.New("prompt").Option("missingkey=default").Funcs(funcs).Parse(src)
 	if err != nil {
 		return nil, err
 	}
-	return &Template{t: t}, nil
+	return &Template{t: t, goForm: goForm}, nil
 }
 
 // TranslateHermes turns Hermes' template form into Go's: {a.b} becomes
@@ -100,10 +104,13 @@ func (t *Template) Render(payload any) (out string, err error) {
 	if err != nil && !errors.Is(err, errFull) {
 		return "", err
 	}
-	// missingkey=default prints a missing key as "<no value>"
-	s := strings.ReplaceAll(w.b.String(), "<no value>", "")
+	s := w.b.String()
+	if t.goForm {
+		// missingkey=default prints a missing key as "<no value>"
+		s = strings.ReplaceAll(s, "<no value>", "")
+	}
 	if w.full {
-		s = truncate(s, maxRendered)
+		s = cut(s, maxRendered)
 	}
 	return s, nil
 }
@@ -127,16 +134,22 @@ func (w *boundedWriter) Write(p []byte) (int, error) {
 	return w.b.Write(p)
 }
 
-// truncate cuts s to at most n bytes on a rune boundary, marking the cut.
+// truncate cuts s to at most n bytes on a rune boundary, marking the
+// cut.
 func truncate(s string, n int) string {
 	if len(s) <= n {
 		return s
 	}
-	cut := max(n-len(truncatedMark), 0)
-	for cut > 0 && !utf8.RuneStart(s[cut]) {
-		cut--
+	return cut(s, n)
+}
+
+// cut is s cut to leave room for the mark within n bytes, and the mark.
+func cut(s string, n int) string {
+	at := min(max(n-len(truncatedMark), 0), len(s))
+	for at > 0 && at < len(s) && !utf8.RuneStart(s[at]) {
+		at--
 	}
-	return s[:cut] + truncatedMark
+	return s[:at] + truncatedMark
 }
 
 // field resolves a Hermes dot path in v: map keys, and list indexes by

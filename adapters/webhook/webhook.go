@@ -23,6 +23,12 @@ const Platform herald.Platform = "webhook"
 // PathPrefix is where routes are served: POST /webhooks/<name>.
 const PathPrefix = "/webhooks/"
 
+// Defaults of a Route's limits.
+const (
+	DefaultRateLimit = 30
+	DefaultMaxBody   = 1 << 20
+)
+
 // Hermes' secret value for a route that checks no signature.
 const hermesInsecure = "INSECURE_NO_AUTH"
 
@@ -44,6 +50,8 @@ type Route struct {
 	DeliverExtra map[string]string
 	DeliverOnly  bool
 	// RateLimit is requests per minute; MaxBodyBytes the largest body.
+	// Zero takes DefaultRateLimit and DefaultMaxBody (config.yaml's
+	// defaults are the same).
 	RateLimit    int
 	MaxBodyBytes int64
 }
@@ -62,7 +70,9 @@ type Config struct {
 	// PublicListener is set when the inbound listener is not bound to a
 	// loopback address: routes without a secret are then refused.
 	PublicListener bool
-	Log            *slog.Logger
+	// OnReady, if set, is called once Run serves the routes.
+	OnReady func()
+	Log     *slog.Logger
 }
 
 // Adapter is the webhook platform.
@@ -133,9 +143,12 @@ func (a *Adapter) prepare(r Route) (*route, error) {
 		return nil, fmt.Errorf("insecure_no_auth is refused while inbound.listen is not a loopback address: set %s.secret", where)
 	}
 	rt := &route{Route: r, extra: map[string]*Template{}}
-	rt.limit.per = max(r.RateLimit, 1)
+	rt.limit.per = r.RateLimit
+	if rt.limit.per <= 0 {
+		rt.limit.per = DefaultRateLimit
+	}
 	if rt.MaxBodyBytes <= 0 {
-		rt.MaxBodyBytes = 1 << 20
+		rt.MaxBodyBytes = DefaultMaxBody
 	}
 	if strings.TrimSpace(r.Prompt) != "" {
 		t, err := ParseTemplate(r.Prompt)
@@ -233,16 +246,20 @@ func (a *Adapter) Run(ctx context.Context, sink adapters.Sink) error {
 	} else if n > 0 {
 		a.log.Debug("webhook: pruned old delivery ids", "count", n)
 	}
-	a.mu.Lock()
-	a.running = true
-	a.mu.Unlock()
-	defer func() {
-		a.mu.Lock()
-		a.running = false
-		a.mu.Unlock()
-	}()
-	a.mount.Serve(ctx, a.handler(ctx, sink))
+	defer a.mount.Put(a.handler(ctx, sink))()
+	a.setRunning(true)
+	defer a.setRunning(false)
+	if a.cfg.OnReady != nil {
+		a.cfg.OnReady()
+	}
+	<-ctx.Done()
 	return nil
+}
+
+func (a *Adapter) setRunning(on bool) {
+	a.mu.Lock()
+	a.running = on
+	a.mu.Unlock()
 }
 
 // Send implements adapters.Adapter: what the gateway says in a route's
