@@ -5,6 +5,7 @@ package cmd_test
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"io"
 	"net/http"
@@ -60,6 +61,9 @@ func webhookGateway(t *testing.T, home string, m *agenttest.Server) (*cmdtest.Ga
 	env := modelEnv(m)
 	env["GH_HOOK_SECRET"] = ghSecret
 	g := cmdtest.Start(t, cmdtest.Options{Home: home, Env: env})
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	waitHealth(t, g, ctx, "webhook")
 	b, err := os.ReadFile(filepath.Join(home, "inbound.addr"))
 	if err != nil {
 		t.Fatalf("no inbound.addr: %v\n%s", err, g.Log())
