@@ -202,6 +202,13 @@ func unknownKeys(n *yaml.Node, t reflect.Type, prefix string, warns *[]Warning) 
 	for t.Kind() == reflect.Pointer {
 		t = t.Elem()
 	}
+	if n.Kind == yaml.MappingNode && t.Kind() == reflect.Map && t.Key().Kind() == reflect.String {
+		// a map of named entries (platforms.webhook.routes): each entry's keys
+		for i := 0; i+1 < len(n.Content); i += 2 {
+			unknownKeys(n.Content[i+1], t.Elem(), prefix+n.Content[i].Value+".", warns)
+		}
+		return
+	}
 	if n.Kind != yaml.MappingNode || t.Kind() != reflect.Struct || t == reflect.TypeOf(yaml.Node{}) || t == reflect.TypeOf(Raw{}) {
 		return
 	}

@@ -23,6 +23,7 @@ platforms:
         max_body_bytes: 2048
       unset:
         secret: ${NOT_SET_ANYWHERE}
+        delivre: local:x
     extra:
       secret: global-secret-value
       max_body_bytes: 4096
@@ -44,12 +45,13 @@ platforms:
 		ws = append(ws, w.String())
 	}
 	all := strings.Join(ws, "\n")
-	for _, want := range []string{"platforms.webhook.routes.unset.secret refers to ${NOT_SET_ANYWHERE}, which is not set", "platforms.webhook.routes.hermes.skills"} {
+	for _, want := range []string{"platforms.webhook.routes.unset.secret refers to ${NOT_SET_ANYWHERE}, which is not set", "platforms.webhook.routes.hermes.skills",
+		`unknown key "platforms.webhook.routes.unset.delivre" (did you mean "platforms.webhook.routes.unset.deliver"?)`} {
 		if !strings.Contains(all, want) {
 			t.Errorf("no warning %q in:\n%s", want, all)
 		}
 	}
-	if strings.Contains(all, "unknown key") {
+	if strings.Count(all, "unknown key") != 1 {
 		t.Errorf("unknown keys:\n%s", all)
 	}
 	if cfg.Inbound.Listen != "0.0.0.0:9000" {
