@@ -37,6 +37,7 @@ platforms:
         deliver: local:c1
       gitlab-mr:
         secret: ` + glSecret + `
+        events: [merge_request]
         prompt: "MR {object_attributes.title} ({missing.key})"
         deliver: local:c2
       notify:

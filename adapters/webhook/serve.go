@@ -68,7 +68,7 @@ func (a *Adapter) serve(ctx context.Context, sink adapters.Sink, rt *route, w ht
 		return
 	}
 	event := eventType(r.Header, payload)
-	if len(rt.Events) > 0 && !slices.Contains(rt.Events, event) {
+	if len(rt.Events) > 0 && !slices.Contains(rt.Events, event) && !slices.Contains(rt.Events, field(payload, "object_kind")) {
 		answer(w, http.StatusOK, map[string]string{"status": "ignored", "event": event})
 		return
 	}
@@ -236,7 +236,9 @@ func dropNulls(v any) any {
 }
 
 // eventType is the sender's event name: GitHub's or GitLab's header, or
-// the payload's event_type (Hermes), or "unknown".
+// the payload's event_type (Hermes), or "unknown". A route's events
+// filter also lets through GitLab's object_kind ("merge_request" for a
+// "Merge Request Hook").
 func eventType(h http.Header, payload any) string {
 	for _, k := range []string{"X-GitHub-Event", "X-Gitlab-Event"} {
 		if v := strings.TrimSpace(h.Get(k)); v != "" {

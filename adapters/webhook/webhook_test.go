@@ -6,6 +6,8 @@ import (
 	"errors"
 	"net/http"
 	"net/http/httptest"
+	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"sync"
@@ -247,5 +249,24 @@ func TestSendFollowsTheDelivery(t *testing.T) {
 	m := <-s
 	if _, err := ad.Send(ctx, m.Source.Target(), adapters.Outgoing{Text: "to the log"}); err != nil || len(d.all()) != 3 {
 		t.Errorf("deliver: log delivered: %v %q", err, d.all())
+	}
+}
+
+// The signature docs/webhooks.md computes with openssl is the one the
+// route checks.
+func TestOpenSSLSignature(t *testing.T) {
+	if _, err := exec.LookPath("openssl"); err != nil {
+		t.Skip("no openssl")
+	}
+	body := `{"action":"opened","pull_request":{"title":"it's \"quoted\" & spaced"}}`
+	cmd := exec.Command("/bin/sh", "-c", `printf '%s' "$body" | openssl dgst -sha256 -hmac "$secret" | sed 's/^.* //'`)
+	cmd.Env = append(os.Environ(), "body="+body, "secret="+secret)
+	out, err := cmd.Output()
+	if err != nil {
+		t.Fatal(err)
+	}
+	h := http.Header{webhook.HeaderGitHub: {"sha256=" + strings.TrimSpace(string(out))}}
+	if !webhook.Verify(h, []byte(body), secret) {
+		t.Errorf("openssl's signature %q refused; want %s", out, webhook.Sign([]byte(body), secret))
 	}
 }
