@@ -41,41 +41,14 @@ func (a *Adapter) handler(ctx context.Context, sink adapters.Sink) http.Handler 
 }
 
 func (a *Adapter) serve(ctx context.Context, sink adapters.Sink, rt *route, w http.ResponseWriter, r *http.Request) {
-	if r.Method != http.MethodPost {
-		w.Header().Set("Allow", http.MethodPost)
-		answer(w, http.StatusMethodNotAllowed, map[string]string{"error": "use POST"})
-		return
-	}
-	body, status := readBody(w, r, rt.MaxBodyBytes)
-	if status != 0 {
-		answer(w, status, map[string]string{"error": http.StatusText(status)})
-		return
-	}
-	if !rt.InsecureNoAuth && !Verify(r.Header, body, rt.Secret) {
-		a.log.Warn("webhook request refused: invalid or missing signature", "route", rt.Name, "remote", r.RemoteAddr)
-		answer(w, http.StatusUnauthorized, map[string]string{"error": "invalid signature"})
-		return
-	}
-	now := time.Now()
-	if !rt.limit.allow(now) {
-		w.Header().Set("Retry-After", strconv.Itoa(int(rt.limit.retryAfter(now).Round(time.Second)/time.Second)))
-		answer(w, http.StatusTooManyRequests, map[string]string{"error": "rate limit exceeded"})
-		return
-	}
-	payload, err := decodePayload(r.Header.Get("Content-Type"), body)
-	if err != nil {
-		answer(w, http.StatusBadRequest, map[string]string{"error": "the body is not JSON: " + err.Error()})
-		return
-	}
-	event := eventType(r.Header, payload)
-	if len(rt.Events) > 0 && !slices.Contains(rt.Events, event) && !slices.Contains(rt.Events, field(payload, "object_kind")) {
-		answer(w, http.StatusOK, map[string]string{"status": "ignored", "event": event})
+	in, ok := a.admit(rt, w, r)
+	if !ok {
 		return
 	}
 	id := deliveryID(r.Header)
-	text := a.render(rt, event, payload)
-	to, dest := a.destination(rt, payload)
-	fresh, err := a.seen.claim(r.Context(), rt.Name, id, record{At: now.UnixMilli(), To: dest})
+	text := a.render(rt, in.event, in.payload)
+	to, dest := a.destination(rt, in.payload)
+	fresh, err := a.seen.claim(r.Context(), rt.Name, id, record{At: in.at.UnixMilli(), To: dest})
 	if err != nil {
 		a.log.Error("webhook: could not record the delivery id", "route", rt.Name, "err", err)
 		answer(w, http.StatusServiceUnavailable, map[string]string{"error": "could not record the delivery; retry later"})
@@ -90,17 +63,63 @@ func (a *Adapter) serve(ctx context.Context, sink adapters.Sink, rt *route, w ht
 		a.deliverOnly(rt, w, r, id, to, text)
 		return
 	}
-	m := herald.Message{ID: id, Text: text, Received: now, Source: herald.Source{
+	who := sender(rt.Name, in.payload)
+	m := herald.Message{ID: id, Text: text, Received: in.at, Source: herald.Source{
 		Platform: Platform, ChatID: rt.Name, ChatType: herald.ChatDM, ChatName: "webhook/" + rt.Name,
-		UserID: sender(rt.Name, payload), UserName: sender(rt.Name, payload), ThreadID: id,
+		UserID: who, UserName: who, ThreadID: id,
 	}}
 	if adapters.Refused(sink.Receive(ctx, m)) {
 		a.forget(r.Context(), rt, id)
 		answer(w, http.StatusServiceUnavailable, map[string]string{"error": "not taken; retry later"})
 		return
 	}
-	a.log.Info("webhook run accepted", "route", rt.Name, "event", event, "delivery", id, "prompt_len", len(text))
-	answer(w, http.StatusAccepted, map[string]string{"status": "accepted", "route": rt.Name, "event": event, "delivery_id": id})
+	a.log.Info("webhook run accepted", "route", rt.Name, "event", in.event, "delivery", id, "prompt_len", len(text))
+	answer(w, http.StatusAccepted, map[string]string{"status": "accepted", "route": rt.Name, "event": in.event, "delivery_id": id})
+}
+
+// admitted is a request that passed admit.
+type admitted struct {
+	payload any
+	event   string
+	at      time.Time
+}
+
+// admit checks a request in order — method, body size, signature, rate
+// limit, payload, events filter — and answers the first it fails; ok is
+// false then.
+func (a *Adapter) admit(rt *route, w http.ResponseWriter, r *http.Request) (in admitted, ok bool) {
+	if r.Method != http.MethodPost {
+		w.Header().Set("Allow", http.MethodPost)
+		answer(w, http.StatusMethodNotAllowed, map[string]string{"error": "use POST"})
+		return in, false
+	}
+	body, status := readBody(w, r, rt.MaxBodyBytes)
+	if status != 0 {
+		answer(w, status, map[string]string{"error": http.StatusText(status)})
+		return in, false
+	}
+	if !rt.InsecureNoAuth && !Verify(r.Header, body, rt.Secret) {
+		a.log.Warn("webhook request refused: invalid or missing signature", "route", rt.Name, "remote", r.RemoteAddr)
+		answer(w, http.StatusUnauthorized, map[string]string{"error": "invalid signature"})
+		return in, false
+	}
+	in.at = time.Now()
+	if !rt.limit.allow(in.at) {
+		w.Header().Set("Retry-After", strconv.Itoa(int(rt.limit.retryAfter(in.at).Round(time.Second)/time.Second)))
+		answer(w, http.StatusTooManyRequests, map[string]string{"error": "rate limit exceeded"})
+		return in, false
+	}
+	var err error
+	if in.payload, err = decodePayload(r.Header.Get("Content-Type"), body); err != nil {
+		answer(w, http.StatusBadRequest, map[string]string{"error": "the body is not JSON: " + err.Error()})
+		return in, false
+	}
+	in.event = eventType(r.Header, in.payload)
+	if len(rt.Events) > 0 && !slices.Contains(rt.Events, in.event) && !slices.Contains(rt.Events, field(in.payload, "object_kind")) {
+		answer(w, http.StatusOK, map[string]string{"status": "ignored", "event": in.event})
+		return in, false
+	}
+	return in, true
 }
 
 // deliverOnly sends text to its target now and answers with the outcome:
