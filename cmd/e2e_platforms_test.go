@@ -2,8 +2,6 @@ package cmd_test
 
 import (
 	"context"
-	"encoding/json"
-	"net/http"
 	"strings"
 	"testing"
 	"time"
@@ -53,25 +51,9 @@ func TestAllPlatformsInOneGateway(t *testing.T) {
 
 func waitHealth(t *testing.T, g *cmdtest.Gateway, ctx context.Context, platforms ...string) {
 	t.Helper()
-	var last map[string]string
-	for ctx.Err() == nil {
-		res, err := http.Get("http://" + g.Addr + "/healthz")
-		if err == nil {
-			var h struct {
-				Platforms map[string]string `json:"platforms"`
-			}
-			json.NewDecoder(res.Body).Decode(&h)
-			res.Body.Close()
-			last = h.Platforms
-			ok := true
-			for _, p := range platforms {
-				ok = ok && h.Platforms[p] == "connected"
-			}
-			if ok {
-				return
-			}
-		}
-		time.Sleep(50 * time.Millisecond)
+	want := map[string]string{}
+	for _, p := range platforms {
+		want[p] = "connected"
 	}
-	t.Fatalf("platforms not all connected: %v\n%s", last, g.Log())
+	waitHealthStates(t, g, ctx, want)
 }

@@ -12,6 +12,7 @@ import (
 	"github.com/heraldgw/herald/adapters"
 	"github.com/heraldgw/herald/adapters/local"
 	"github.com/heraldgw/herald/adapters/runs"
+	"github.com/heraldgw/herald/adapters/webhook"
 	"github.com/heraldgw/herald/agent"
 	"github.com/heraldgw/herald/config"
 	"github.com/heraldgw/herald/gateway"
@@ -102,6 +103,7 @@ func (e *env) gateway(ctx context.Context, args []string) error {
 	})
 	api := newAPI(a, loc, func() herald.TranscriptAppender { return runner })
 	ads := []adapters.Adapter{loc, api, newRuns(a, loc)}
+	a.late = &lateGateway{}
 	for _, b := range platformBuilders {
 		ad, ok, err := b(a)
 		if err != nil {
@@ -111,11 +113,26 @@ func (e *env) gateway(ctx context.Context, args []string) error {
 			ads = append(ads, ad)
 		}
 	}
+	inbound, err := openInbound(a, ads)
+	if err != nil {
+		return err
+	}
 	runner = gateway.New(gatewayConfig(a, ads))
+	a.late.bind(runner, ads)
 	runnerReady <- runner
 
 	runCtx, cancel := context.WithCancel(ctx)
 	defer cancel()
+	if inbound != nil {
+		inboundDone := make(chan struct{})
+		go func() {
+			defer close(inboundDone)
+			if err := inbound.serve(runCtx); err != nil {
+				a.log.Error("inbound listener stopped", "err", err)
+			}
+		}()
+		defer func() { cancel(); <-inboundDone }()
+	}
 	parts := &gatewayParts{runner: runner, local: loc}
 	var stops []func()
 	for _, gh := range gatewayHooks {
@@ -169,6 +186,8 @@ func gatewayConfig(a *app, ads []adapters.Adapter) gateway.Config {
 	// Slack answers a channel message in a thread under it: no quoting
 	add(herald.PlatformSlack, c.Platforms.Slack.Common, false, gateway.GroupManners{})
 	add(herald.PlatformCLI, config.Common{}, true, gateway.GroupManners{})
+	// each route authenticates its sender by signature
+	add(webhook.Platform, config.Common{}, true, gateway.GroupManners{})
 	media := gateway.MediaConfig{Dir: filepath.Join(a.home, "media"), MaxBytes: c.Media.MaxBytes, SendPaths: a.sendPaths}
 	if ep, ok := c.STTEndpoint(); ok {
 		media.Transcriber = agent.NewTranscriber(ep.BaseURL, ep.APIKey, ep.Model, nil)

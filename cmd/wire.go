@@ -41,6 +41,9 @@ type app struct {
 	// sendPaths confines the files the agent sends (send_file, MEDIA:
 	// lines).
 	sendPaths *agent.Paths
+	// late stands in for the gateway's Runner for adapters built before
+	// it (platform_webhook.go).
+	late *lateGateway
 }
 
 type appOptions struct {

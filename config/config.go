@@ -18,6 +18,8 @@ type Config struct {
 	Tools     Tools     `yaml:"tools"`
 	Media     Media     `yaml:"media"`
 	STT       STT       `yaml:"stt"`
+	// Inbound is the listener for endpoints that face the internet.
+	Inbound Inbound `yaml:"inbound"`
 
 	// BusyInputMode is interrupt|queue; Hermes' display.busy_input_mode is
 	// read too.
@@ -159,6 +161,7 @@ type Platforms struct {
 	Telegram Telegram `yaml:"telegram"`
 	Discord  Discord  `yaml:"discord"`
 	Slack    Slack    `yaml:"slack"`
+	Webhook  Webhook  `yaml:"webhook"`
 }
 
 // Common is what every platform shares.
@@ -254,6 +257,79 @@ type Slack struct {
 	// the channel it was typed in, the default) or ephemeral (shown only
 	// to the user who typed it).
 	SlashReplies string `yaml:"slash_replies"`
+}
+
+// Inbound is the shared listener of the endpoints that face the internet
+// (the webhook platform's routes, Telegram's webhook, Slack's Events API),
+// separate from the local API. It is opened only when some platform puts
+// a route on it.
+type Inbound struct {
+	// Listen is its address (default DefaultInboundListen); bind it
+	// publicly only behind a TLS proxy.
+	Listen string `yaml:"listen"`
+}
+
+// Webhook is the webhook platform: routes that turn signed HTTP POSTs
+// from other services (GitHub, GitLab, anything that signs its body)
+// into agent turns or plain deliveries. Hermes nests the same keys under
+// extra:; both forms are read.
+type Webhook struct {
+	Enabled         *bool `yaml:"enabled"`
+	WebhookSettings `yaml:",inline"`
+	// Extra is Hermes' platforms.webhook.extra block; a key set directly
+	// under platforms.webhook wins over the same key here.
+	Extra *WebhookSettings `yaml:"extra"`
+}
+
+// WebhookSettings are the webhook platform's settings.
+type WebhookSettings struct {
+	// Secret is the secret of routes that set none (Hermes' global
+	// secret).
+	Secret string `yaml:"secret"`
+	// RateLimit is each route's default requests per minute
+	// (DefaultWebhookRateLimit).
+	RateLimit int `yaml:"rate_limit"`
+	// MaxBodyBytes is each route's default body limit
+	// (DefaultWebhookMaxBody).
+	MaxBodyBytes int64 `yaml:"max_body_bytes"`
+	// Routes are served at POST /webhooks/<name>.
+	Routes map[string]WebhookRoute `yaml:"routes"`
+}
+
+// WebhookRoute is one webhook endpoint.
+type WebhookRoute struct {
+	// Secret checks each request: GitHub's X-Hub-Signature-256, GitLab's
+	// X-Gitlab-Token, or X-Webhook-Signature-256 (HMAC-SHA256 of the raw
+	// body). "${NAME}" reads it from the environment or .env.
+	Secret string `yaml:"secret"`
+	// InsecureNoAuth serves a route without a secret (for trying things
+	// out on a loopback listener).
+	InsecureNoAuth bool `yaml:"insecure_no_auth"`
+	// Events, when set, lets through only these X-GitHub-Event /
+	// X-Gitlab-Event values.
+	Events []string `yaml:"events"`
+	// Prompt is a template filled from the JSON payload: Go's
+	// {{.pull_request.title}} or Hermes' {pull_request.title}.
+	Prompt string `yaml:"prompt"`
+	// Deliver is where the answer goes: a target such as
+	// telegram:-100123 or local:c1 (default local:<route name>).
+	Deliver string `yaml:"deliver"`
+	// DeliverExtra is Hermes' deliver_extra: chat_id and thread_id
+	// (message_thread_id) complete a bare platform in deliver; templates
+	// as in prompt.
+	DeliverExtra map[string]string `yaml:"deliver_extra"`
+	// DeliverOnly sends the rendered prompt to Deliver without the model.
+	DeliverOnly bool `yaml:"deliver_only"`
+	// RateLimit and MaxBodyBytes override the platform's for this route.
+	RateLimit    int   `yaml:"rate_limit"`
+	MaxBodyBytes int64 `yaml:"max_body_bytes"`
+	// Skills is read for Hermes compatibility; herald has no skills and
+	// warns when it is set.
+	Skills []string `yaml:"skills"`
+
+	// unresolved is set when Secret named a variable that is not set: the
+	// route then has no secret, rather than the platform's.
+	unresolved bool
 }
 
 // Agent settings.

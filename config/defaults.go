@@ -4,7 +4,13 @@ import "time"
 
 // The defaults, in one place. Anything not written here is the zero value.
 const (
-	DefaultLocalListen       = "127.0.0.1:8642"
+	DefaultLocalListen   = "127.0.0.1:8642"
+	DefaultInboundListen = "127.0.0.1:8644"
+	// DefaultWebhookRateLimit is a webhook route's requests per minute
+	// (Hermes' default).
+	DefaultWebhookRateLimit = 30
+	// DefaultWebhookMaxBody bounds a webhook request's body.
+	DefaultWebhookMaxBody    = 1 << 20
 	DefaultModelName         = "gpt-4o-mini"
 	DefaultContextWindow     = 128000
 	DefaultMaxIterations     = 90
@@ -37,9 +43,10 @@ const (
 func Defaults() *Config {
 	t := true
 	return &Config{
-		Model: Model{Name: DefaultModelName, ContextWindow: DefaultContextWindow, Vision: DefaultVision},
-		Media: Media{MaxBytes: DefaultMediaMaxBytes},
-		STT:   STT{Model: DefaultSTTModel},
+		Model:   Model{Name: DefaultModelName, ContextWindow: DefaultContextWindow, Vision: DefaultVision},
+		Media:   Media{MaxBytes: DefaultMediaMaxBytes},
+		STT:     STT{Model: DefaultSTTModel},
+		Inbound: Inbound{Listen: DefaultInboundListen},
 		Platforms: Platforms{
 			Local:    Local{Listen: DefaultLocalListen},
 			Telegram: Telegram{APIEndpoint: DefaultTelegramAPI, Common: Common{RequireMention: &t}, ReplyToMode: ReplyFirst},

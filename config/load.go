@@ -124,6 +124,8 @@ func Load(home string, getenv func(string) string) (*Config, []Warning, error) {
 	}
 
 	applyEnv(cfg, lookup)
+	mergeWebhookExtra(&cfg.Platforms.Webhook)
+	warns = append(warns, expandWebhookSecrets(&cfg.Platforms.Webhook, lookup)...)
 	warns = append(warns, validate(cfg)...)
 	cfg.Secrets = collectSecrets(cfg, lookup)
 	return cfg, warns, nil
@@ -137,6 +139,7 @@ func Parse(data []byte) (*Config, []Warning, error) {
 	if err != nil {
 		return nil, nil, err
 	}
+	mergeWebhookExtra(&cfg.Platforms.Webhook)
 	return cfg, append(w, validate(cfg)...), nil
 }
 
@@ -198,6 +201,13 @@ var hermesKeys = map[string]bool{
 func unknownKeys(n *yaml.Node, t reflect.Type, prefix string, warns *[]Warning) {
 	for t.Kind() == reflect.Pointer {
 		t = t.Elem()
+	}
+	if n.Kind == yaml.MappingNode && t.Kind() == reflect.Map && t.Key().Kind() == reflect.String {
+		// a map of named entries (platforms.webhook.routes): each entry's keys
+		for i := 0; i+1 < len(n.Content); i += 2 {
+			unknownKeys(n.Content[i+1], t.Elem(), prefix+n.Content[i].Value+".", warns)
+		}
+		return
 	}
 	if n.Kind != yaml.MappingNode || t.Kind() != reflect.Struct || t == reflect.TypeOf(yaml.Node{}) || t == reflect.TypeOf(Raw{}) {
 		return
@@ -298,6 +308,7 @@ func applyEnv(c *Config, get func(string) string) {
 	set(&c.Model.BaseURL, "OPENAI_BASE_URL")
 	set(&c.Model.Name, "HERALD_MODEL")
 	set(&c.Platforms.Local.Listen, "HERALD_LOCAL_LISTEN")
+	set(&c.Inbound.Listen, "HERALD_INBOUND_LISTEN")
 	if v := get("HERALD_MAX_ITERATIONS"); v != "" {
 		if n, err := strconv.Atoi(v); err == nil && n > 0 {
 			c.Agent.MaxIterations = n
@@ -387,6 +398,10 @@ func collectSecrets(c *Config, get func(string) string) map[string]string {
 	add("platforms.slack.app_token", c.Platforms.Slack.AppToken)
 	add("platforms.slack.signing_secret", c.Platforms.Slack.SigningSecret)
 	add("platforms.telegram.webhook_secret", c.Platforms.Telegram.WebhookSecret)
+	add("platforms.webhook.secret", c.Platforms.Webhook.Secret)
+	for name, r := range c.Platforms.Webhook.Routes {
+		add("platforms.webhook.routes."+name+".secret", r.Secret)
+	}
 	return out
 }
 
@@ -448,6 +463,7 @@ func validate(c *Config) []Warning {
 		}
 		c.Media.MaxBytes = DefaultMediaMaxBytes
 	}
+	w = append(w, validateWebhook(&c.Platforms.Webhook)...)
 	if c.Cron.MaxParallelJobs <= 0 {
 		c.Cron.MaxParallelJobs = DefaultCronMaxParallel
 	}
@@ -455,6 +471,108 @@ func validate(c *Config) []Warning {
 		if m.v != "" && m.v != "pair" && m.v != "ignore" {
 			warn("%s %q is not one of pair|ignore; ignored", m.name, m.v)
 		}
+	}
+	return w
+}
+
+// mergeWebhookExtra fills the webhook settings left unset from Hermes'
+// extra: block, routes by name.
+func mergeWebhookExtra(wh *Webhook) {
+	x := wh.Extra
+	if x == nil {
+		return
+	}
+	if wh.Secret == "" {
+		wh.Secret = x.Secret
+	}
+	if wh.RateLimit == 0 {
+		wh.RateLimit = x.RateLimit
+	}
+	if wh.MaxBodyBytes == 0 {
+		wh.MaxBodyBytes = x.MaxBodyBytes
+	}
+	for name, r := range x.Routes {
+		if _, ok := wh.Routes[name]; ok {
+			continue
+		}
+		if wh.Routes == nil {
+			wh.Routes = map[string]WebhookRoute{}
+		}
+		wh.Routes[name] = r
+	}
+	wh.Extra = nil
+}
+
+// secretRef is a whole-value reference to a variable: "${NAME}".
+var secretRef = regexp.MustCompile(`^\$\{([A-Za-z_][A-Za-z0-9_]*)\}$`)
+
+// expandWebhookSecrets replaces "${NAME}" secrets by the variable's value
+// (environment first, then .env). A variable that is not set leaves the
+// secret empty, with a warning naming both: the route is then skipped as
+// one without a secret.
+func expandWebhookSecrets(wh *Webhook, get func(string) string) []Warning {
+	var w []Warning
+	expand := func(where string, v *string) (resolved bool) {
+		m := secretRef.FindStringSubmatch(strings.TrimSpace(*v))
+		if m == nil {
+			return true
+		}
+		*v = get(m[1])
+		if *v == "" {
+			w = append(w, Warning{File: "config.yaml", Msg: fmt.Sprintf("%s refers to ${%s}, which is not set", where, m[1])})
+			return false
+		}
+		return true
+	}
+	expand("platforms.webhook.secret", &wh.Secret)
+	for name, r := range wh.Routes {
+		r.unresolved = !expand("platforms.webhook.routes."+name+".secret", &r.Secret)
+		wh.Routes[name] = r
+	}
+	return w
+}
+
+// validateWebhook fills the webhook platform's defaults: each route's
+// rate limit and body limit from the platform's, the platform's from
+// the defaults.
+func validateWebhook(wh *Webhook) []Warning {
+	var w []Warning
+	warn := func(format string, a ...any) {
+		w = append(w, Warning{File: "config.yaml", Msg: fmt.Sprintf(format, a...)})
+	}
+	if wh.RateLimit < 0 {
+		warn("platforms.webhook.rate_limit %d is negative; using %d", wh.RateLimit, DefaultWebhookRateLimit)
+	}
+	if wh.RateLimit <= 0 {
+		wh.RateLimit = DefaultWebhookRateLimit
+	}
+	if wh.MaxBodyBytes < 0 {
+		warn("platforms.webhook.max_body_bytes %d is negative; using %d", wh.MaxBodyBytes, DefaultWebhookMaxBody)
+	}
+	if wh.MaxBodyBytes <= 0 {
+		wh.MaxBodyBytes = DefaultWebhookMaxBody
+	}
+	for name, r := range wh.Routes {
+		where := "platforms.webhook.routes." + name
+		if r.RateLimit < 0 {
+			warn("%s.rate_limit %d is negative; using %d", where, r.RateLimit, wh.RateLimit)
+		}
+		if r.RateLimit <= 0 {
+			r.RateLimit = wh.RateLimit
+		}
+		if r.MaxBodyBytes < 0 {
+			warn("%s.max_body_bytes %d is negative; using %d", where, r.MaxBodyBytes, wh.MaxBodyBytes)
+		}
+		if r.MaxBodyBytes <= 0 {
+			r.MaxBodyBytes = wh.MaxBodyBytes
+		}
+		if r.Secret == "" && !r.unresolved {
+			r.Secret = wh.Secret
+		}
+		if len(r.Skills) > 0 {
+			warn("%s.skills: herald has no skills; ignored", where)
+		}
+		wh.Routes[name] = r
 	}
 	return w
 }

@@ -1,8 +1,10 @@
 package slack
 
-// events.go is the Events API receiver: an HTTP server that checks each
+// events.go is the Events API receiver: an HTTP endpoint that checks each
 // request's signature, answers url_verification, and answers 200 before
-// handing the event on (Slack retries requests not answered in 3 s).
+// handing the event on (Slack retries requests not answered in 3 s). It
+// is served at EventsPath on the shared inbound listener, or on any path
+// of a listener of its own at EventsListen (the older form).
 
 import (
 	"context"
@@ -25,7 +27,30 @@ import (
 // maxEventBody bounds an Events API request body.
 const maxEventBody = 1 << 20
 
+// EventsPath is the receiver's path on the shared inbound listener; slash
+// commands and interactivity post to it too.
+const EventsPath = "/slack/events"
+
+// InboundRoutes implements adapters.InboundRouter: in events mode without
+// a listener of its own, the receiver is served on the shared inbound
+// listener.
+func (a *Adapter) InboundRoutes() map[string]http.Handler {
+	if a.cfg.Mode != ModeEvents || a.cfg.EventsListen != "" {
+		return nil
+	}
+	return map[string]http.Handler{EventsPath: &a.inbound}
+}
+
 func (a *Adapter) runEvents(ctx context.Context, sink adapters.Sink) error {
+	if a.cfg.EventsListen == "" {
+		remove := a.inbound.Put(a.EventsHandler(ctx, sink))
+		a.setHealth("connected")
+		a.log.Info("slack events API served on the inbound listener", "path", EventsPath)
+		<-ctx.Done()
+		remove()
+		a.setHealth("stopped")
+		return nil
+	}
 	ln, err := net.Listen("tcp", a.cfg.EventsListen)
 	if err != nil {
 		return a.fail(&adapters.FatalError{Msg: fmt.Sprintf("slack: cannot listen for the Events API on %s (platforms.slack.events_listen)", a.cfg.EventsListen), Err: err})
@@ -158,3 +183,5 @@ func (a *Adapter) recovered(msg string, f func()) {
 	}()
 	f()
 }
+
+var _ adapters.InboundRouter = (*Adapter)(nil)

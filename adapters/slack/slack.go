@@ -33,10 +33,6 @@ const (
 	ModeEvents = "events"
 )
 
-// DefaultEventsListen is where the Events API receiver listens when no
-// address is configured.
-const DefaultEventsListen = "127.0.0.1:3000"
-
 // DefaultAPIURL is Slack's Web API base.
 const DefaultAPIURL = "https://slack.com/api/"
 
@@ -53,8 +49,10 @@ type Config struct {
 	APIURL string
 	// Mode is ModeSocket (default) or ModeEvents.
 	Mode string
-	// EventsListen is the address of the Events API receiver (mode
-	// events; default DefaultEventsListen). It accepts POSTs on any path.
+	// EventsListen, when set, is the address of a listener of the Events
+	// API receiver's own (mode events), which accepts POSTs on any path.
+	// When empty the receiver is served at EventsPath on the shared
+	// inbound listener (events.go).
 	EventsListen string
 	// OnListen, if set, is told the receiver's address once it listens.
 	OnListen func(addr string)
@@ -122,6 +120,8 @@ type Adapter struct {
 	// commands are the names of the gateway's commands (SetCommands);
 	// nil until it gives them
 	commands map[string]bool
+	// inbound is the Events API receiver on the shared inbound listener.
+	inbound adapters.Mount
 }
 
 var (
@@ -152,9 +152,6 @@ func New(cfg Config) *Adapter {
 	}
 	if cfg.Mode == "" {
 		cfg.Mode = ModeSocket
-	}
-	if cfg.EventsListen == "" {
-		cfg.EventsListen = DefaultEventsListen
 	}
 	if cfg.HTTPClient == nil {
 		cfg.HTTPClient = &http.Client{Timeout: 30 * time.Second}

@@ -6,7 +6,8 @@
 //
 // Receiving. Run checks the token with getMe, then either long-polls
 // getUpdates in its own loop (the library's GetUpdatesChan cannot stop
-// early) or, with Config.WebhookListen set, serves a webhook that accepts
+// early) or, with Config.WebhookURL or WebhookListen set, serves a webhook
+// (on the shared inbound listener, or a listener of its own) that accepts
 // only requests carrying the X-Telegram-Bot-Api-Secret-Token header
 // (compared in constant time; 401 otherwise). Every request carries the
 // caller's context, so a held poll ends as soon as Run's context does.

@@ -57,8 +57,10 @@ type Config struct {
 	// this address receives updates. WebhookSecret is then required.
 	WebhookListen string
 	WebhookSecret string
-	// WebhookURL, when set with WebhookListen, is registered with
-	// setWebhook at start (the public URL Telegram posts to).
+	// WebhookURL, when set, is registered with setWebhook at start (the
+	// public URL Telegram posts to). Without WebhookListen it also
+	// switches to webhook mode, served at WebhookPath on the shared
+	// inbound listener (webhook.go).
 	WebhookURL string
 	// HomeChannel is the chat a bare "telegram" target delivers to.
 	HomeChannel string
@@ -103,6 +105,8 @@ type Adapter struct {
 	moved map[string]string
 	// rx shows processing reactions; nil when they are off.
 	rx *adapters.Reactions
+	// inbound is the webhook on the shared inbound listener (webhook.go).
+	inbound adapters.Mount
 }
 
 var (
@@ -212,7 +216,7 @@ func (a *Adapter) Run(ctx context.Context, sink adapters.Sink) error {
 	a.mu.Unlock()
 	a.log.Info("telegram bot connected", "bot", "@"+me.UserName, "id", me.ID)
 	a.publishMenu(ctx)
-	if a.cfg.WebhookListen != "" {
+	if a.webhookMode() {
 		err = a.runWebhook(ctx, sink)
 	} else {
 		err = a.runPoll(ctx, sink)

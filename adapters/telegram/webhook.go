@@ -1,7 +1,9 @@
 package telegram
 
-// webhook.go is webhook mode: an HTTP server Telegram posts updates to,
-// guarded by the secret-token header.
+// webhook.go is webhook mode: an HTTP endpoint Telegram posts updates to,
+// guarded by the secret-token header, served at WebhookPath on the shared
+// inbound listener, or on a listener of its own at WebhookListen (the
+// older form).
 
 import (
 	"context"
@@ -24,13 +26,34 @@ const SecretHeader = "X-Telegram-Bot-Api-Secret-Token"
 // maxUpdateSize bounds one webhook body.
 const maxUpdateSize = 4 << 20
 
+// WebhookPath is the webhook's path on the shared inbound listener.
+const WebhookPath = "/telegram/webhook"
+
+// webhookMode reports whether updates come by webhook rather than polling.
+func (a *Adapter) webhookMode() bool {
+	return a.cfg.WebhookListen != "" || a.cfg.WebhookURL != ""
+}
+
+// InboundRoutes implements adapters.InboundRouter: in webhook mode
+// without a listener of its own, the webhook is served on the shared
+// inbound listener.
+func (a *Adapter) InboundRoutes() map[string]http.Handler {
+	if a.cfg.WebhookListen != "" || a.cfg.WebhookURL == "" {
+		return nil
+	}
+	return map[string]http.Handler{WebhookPath: &a.inbound}
+}
+
 func (a *Adapter) runWebhook(ctx context.Context, sink adapters.Sink) error {
 	if a.cfg.WebhookSecret == "" {
 		return &adapters.FatalError{Msg: "telegram: webhook mode needs a secret: set TELEGRAM_WEBHOOK_SECRET or platforms.telegram.webhook_secret"}
 	}
-	ln, err := net.Listen("tcp", a.cfg.WebhookListen)
-	if err != nil {
-		return &adapters.FatalError{Msg: fmt.Sprintf("telegram: webhook: cannot listen on %s", a.cfg.WebhookListen), Err: err}
+	var ln net.Listener
+	if a.cfg.WebhookListen != "" {
+		var err error
+		if ln, err = net.Listen("tcp", a.cfg.WebhookListen); err != nil {
+			return &adapters.FatalError{Msg: fmt.Sprintf("telegram: webhook: cannot listen on %s", a.cfg.WebhookListen), Err: err}
+		}
 	}
 	if a.cfg.WebhookURL != "" {
 		p := tgbotapi.Params{}
@@ -38,9 +61,18 @@ func (a *Adapter) runWebhook(ctx context.Context, sink adapters.Sink) error {
 		p["secret_token"] = a.cfg.WebhookSecret
 		p.AddInterface("allowed_updates", allowedUpdates)
 		if _, err := a.bot(ctx).MakeRequest("setWebhook", p); err != nil {
-			ln.Close()
+			if ln != nil {
+				ln.Close()
+			}
 			return a.classify("setWebhook", err)
 		}
+	}
+	if ln == nil {
+		defer a.inbound.Put(a.webhookHandler(ctx, sink))()
+		a.setState("connected (webhook)")
+		a.log.Info("telegram webhook served on the inbound listener", "path", WebhookPath)
+		<-ctx.Done()
+		return nil
 	}
 	a.setState("connected (webhook)")
 	a.log.Info("telegram webhook listening", "addr", ln.Addr().String())
@@ -105,3 +137,5 @@ func (a *Adapter) webhookHandler(ctx context.Context, sink adapters.Sink) http.H
 		w.WriteHeader(http.StatusOK)
 	})
 }
+
+var _ adapters.InboundRouter = (*Adapter)(nil)
