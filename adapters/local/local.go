@@ -349,7 +349,7 @@ func (a *Adapter) postMessage(w http.ResponseWriter, r *http.Request, sink adapt
 	}
 	out.MessageID = id
 	out.Replies = wt.Got()
-	writeJSON(w, status, out)
+	adapters.WriteJSON(w, status, out)
 }
 
 // decodeInbound reads a /v1/messages body: one JSON object and nothing
@@ -465,7 +465,7 @@ func (a *Adapter) healthz(w http.ResponseWriter, r *http.Request) {
 		status, code = "failing", http.StatusServiceUnavailable
 	}
 	body["status"] = status
-	writeJSON(w, code, body)
+	adapters.WriteJSON(w, code, body)
 }
 
 //go:embed page.html
@@ -477,12 +477,6 @@ func (a *Adapter) page(w http.ResponseWriter, r *http.Request) {
 	w.Write(pageHTML)
 }
 
-func writeJSON(w http.ResponseWriter, status int, v any) {
-	w.Header().Set("Content-Type", "application/json")
-	w.WriteHeader(status)
-	json.NewEncoder(w).Encode(v)
-}
-
 func writeErr(w http.ResponseWriter, status int, msg string) {
-	writeJSON(w, status, map[string]string{"error": msg})
+	adapters.WriteJSON(w, status, map[string]string{"error": msg})
 }

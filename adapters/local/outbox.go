@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/heraldgw/herald"
+	"github.com/heraldgw/herald/adapters"
 	"github.com/heraldgw/herald/sessions"
 )
 
@@ -134,7 +135,7 @@ func (a *Adapter) getMessages(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 		if len(msgs) > 0 || wait == 0 {
-			writeJSON(w, http.StatusOK, map[string][]OutboxMessage{"messages": toWire(msgs)})
+			adapters.WriteJSON(w, http.StatusOK, map[string][]OutboxMessage{"messages": toWire(msgs)})
 			return
 		}
 		select {

@@ -12,6 +12,7 @@ import (
 	"strings"
 
 	"github.com/heraldgw/herald"
+	"github.com/heraldgw/herald/adapters"
 )
 
 // SessionHeader names the session a request continues and an answer ran
@@ -47,7 +48,7 @@ func (a *Adapter) models(w http.ResponseWriter, r *http.Request) {
 	for _, n := range a.modelNames() {
 		data = append(data, a.modelObject(n))
 	}
-	writeJSON(w, http.StatusOK, map[string]any{"object": "list", "data": data})
+	adapters.WriteJSON(w, http.StatusOK, map[string]any{"object": "list", "data": data})
 }
 
 func (a *Adapter) model(w http.ResponseWriter, r *http.Request) {
@@ -56,7 +57,7 @@ func (a *Adapter) model(w http.ResponseWriter, r *http.Request) {
 		writeError(w, http.StatusNotFound, a.unknownModel(id, "").err)
 		return
 	}
-	writeJSON(w, http.StatusOK, a.modelObject(id))
+	adapters.WriteJSON(w, http.StatusOK, a.modelObject(id))
 }
 
 func (a *Adapter) unknownModel(name, param string) *errStatus {
@@ -245,7 +246,7 @@ func (a *Adapter) chatCompletions(w http.ResponseWriter, r *http.Request) {
 	c.Object = "chat.completion"
 	c.Choices = []chatChoice{{Message: &outMessage{Role: "assistant", Content: &content}, FinishReason: &stop}}
 	c.Usage = &u
-	writeJSON(w, http.StatusOK, c)
+	adapters.WriteJSON(w, http.StatusOK, c)
 }
 
 // streamChat answers with chat.completion.chunks as the gateway sends

@@ -81,10 +81,7 @@ type Adapter struct {
 	log *slog.Logger
 	seq atomic.Int64
 
-	sink      atomic.Pointer[adapters.Sink]
-	serving   atomic.Bool
-	readyOnce sync.Once
-	ready     chan struct{}
+	sink adapters.HeldSink
 
 	replies adapters.Replies[sentText]
 
@@ -133,7 +130,7 @@ func New(cfg Config) *Adapter {
 	if cfg.Now == nil {
 		cfg.Now = time.Now
 	}
-	a := &Adapter{cfg: cfg, log: cfg.Log, ready: make(chan struct{}),
+	a := &Adapter{cfg: cfg, log: cfg.Log,
 		sent: map[string]sentTo{}, busy: map[string]chan struct{}{}, starting: map[string]*turn{}, running: map[string]*turn{}, awaiting: map[string]herald.Source{}}
 	a.seq.Store(time.Now().UnixNano())
 	return a
@@ -160,22 +157,13 @@ func (a *Adapter) Limits() adapters.Limits { return adapters.Limits{} }
 
 // Health is "connected" while Run holds the gateway's Sink (the
 // endpoints are served by the local platform's listener).
-func (a *Adapter) Health() string {
-	switch {
-	case a.serving.Load():
-		return "connected"
-	case a.sink.Load() == nil:
-		return "starting"
-	}
-	return "stopped"
-}
+func (a *Adapter) Health() string { return a.sink.Health() }
 
 // Run takes the gateway's Sink and holds it until ctx ends.
 func (a *Adapter) Run(ctx context.Context, sink adapters.Sink) error {
-	a.sink.Store(&sink)
-	a.readyOnce.Do(func() { close(a.ready) })
-	a.serving.Store(true)
-	defer a.serving.Store(false)
+	a.sink.Hold(sink)
+	a.sink.SetServing(true)
+	defer a.sink.SetServing(false)
 	var unsubscribe func()
 	if a.cfg.Observe != nil {
 		unsubscribe = a.cfg.Observe(a.observe)

@@ -12,6 +12,8 @@ import (
 	"fmt"
 	"net/http"
 	"strings"
+
+	"github.com/heraldgw/herald/adapters"
 )
 
 const responseKey = "openai.response:"
@@ -167,7 +169,7 @@ func (a *Adapter) createResponse(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 	}
-	writeJSON(w, http.StatusOK, resp)
+	adapters.WriteJSON(w, http.StatusOK, resp)
 }
 
 // newResponse is the response to req, before its output.
@@ -307,7 +309,7 @@ func (a *Adapter) getResponse(w http.ResponseWriter, r *http.Request) {
 	if sr.SessionID != "" {
 		w.Header().Set(SessionHeader, sr.SessionID)
 	}
-	writeJSON(w, http.StatusOK, sr.Response)
+	adapters.WriteJSON(w, http.StatusOK, sr.Response)
 }
 
 func (a *Adapter) deleteResponse(w http.ResponseWriter, r *http.Request) {
@@ -324,5 +326,5 @@ func (a *Adapter) deleteResponse(w http.ResponseWriter, r *http.Request) {
 		writeFailure(w, responseNotFound(id))
 		return
 	}
-	writeJSON(w, http.StatusOK, map[string]any{"id": id, "object": "response", "deleted": true})
+	adapters.WriteJSON(w, http.StatusOK, map[string]any{"id": id, "object": "response", "deleted": true})
 }

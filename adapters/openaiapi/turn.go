@@ -94,12 +94,9 @@ func failure(status int, typ, code, param, msg string) *errStatus {
 // start takes the request's chat (waiting for a request in flight on it),
 // seeds a new chat's session and hands the prompt to the gateway.
 func (a *Adapter) start(ctx context.Context, cv conversation) (*turn, error) {
-	var sink adapters.Sink
-	select {
-	case <-a.ready:
-		sink = *a.sink.Load()
-	case <-ctx.Done():
-		return nil, ctx.Err()
+	sink, err := a.sink.Wait(ctx)
+	if err != nil {
+		return nil, err
 	}
 	src, err := a.source(ctx, cv)
 	if err != nil {

@@ -11,6 +11,8 @@ import (
 	"io"
 	"net/http"
 	"time"
+
+	"github.com/heraldgw/herald/adapters"
 )
 
 // MaxBody bounds a request body (a conversation resent whole).
@@ -24,7 +26,7 @@ type apiError struct {
 }
 
 func writeError(w http.ResponseWriter, status int, e apiError) {
-	writeJSON(w, status, map[string]apiError{"error": e})
+	adapters.WriteJSON(w, status, map[string]apiError{"error": e})
 }
 
 func writeFailure(w http.ResponseWriter, err error) {
@@ -38,12 +40,6 @@ func writeFailure(w http.ResponseWriter, err error) {
 
 func badRequest(param, msg string) *errStatus {
 	return failure(http.StatusBadRequest, "invalid_request_error", "invalid_request", param, msg)
-}
-
-func writeJSON(w http.ResponseWriter, status int, v any) {
-	w.Header().Set("Content-Type", "application/json")
-	w.WriteHeader(status)
-	json.NewEncoder(w).Encode(v)
 }
 
 // readBody reads one JSON object into v, strictly enough to name what is

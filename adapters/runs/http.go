@@ -76,7 +76,7 @@ func (a *Adapter) create(w http.ResponseWriter, req *http.Request) {
 	if in.SessionID != "" {
 		out["session_id"] = in.SessionID
 	}
-	writeJSON(w, http.StatusAccepted, out)
+	adapters.WriteJSON(w, http.StatusAccepted, out)
 }
 
 // start registers a run in its chat and hands its input to the gateway,
@@ -84,12 +84,10 @@ func (a *Adapter) create(w http.ResponseWriter, req *http.Request) {
 // watcher (counted in a.watchers here).
 func (a *Adapter) start(ctx context.Context, input, session string) (*run, *adapters.Receipt, error) {
 	// the listener may serve before the gateway handed over its Sink
-	select {
-	case <-a.ready:
-	case <-ctx.Done():
-		return nil, nil, ctx.Err()
+	sink, err := a.sink.Wait(ctx)
+	if err != nil {
+		return nil, nil, err
 	}
-	sink := *a.sink.Load()
 	src, err := a.source(ctx, session)
 	if err != nil {
 		return nil, nil, err
@@ -176,7 +174,7 @@ func (a *Adapter) learnSession(r *run, id string) {
 
 func (a *Adapter) get(w http.ResponseWriter, req *http.Request) {
 	if r := a.lookup(w, req); r != nil {
-		writeJSON(w, http.StatusOK, r.state())
+		adapters.WriteJSON(w, http.StatusOK, r.state())
 	}
 }
 
@@ -231,7 +229,7 @@ func (a *Adapter) approval(w http.ResponseWriter, req *http.Request) {
 	r.mu.Unlock()
 	rec := a.command(req.Context(), r, id, text)
 	r.next <- rec // the watcher waits for it; one answer per prompt
-	writeJSON(w, http.StatusOK, r.state())
+	adapters.WriteJSON(w, http.StatusOK, r.state())
 }
 
 func (a *Adapter) stop(w http.ResponseWriter, req *http.Request) {
@@ -251,13 +249,13 @@ func (a *Adapter) stop(w http.ResponseWriter, req *http.Request) {
 	r.control[id] = controlStop
 	r.mu.Unlock()
 	a.command(req.Context(), r, id, "/stop")
-	writeJSON(w, http.StatusAccepted, r.state())
+	adapters.WriteJSON(w, http.StatusAccepted, r.state())
 }
 
 // command hands the gateway a command as the run's user in the run's
 // chat, as a person there would type it.
 func (a *Adapter) command(ctx context.Context, r *run, id, text string) *adapters.Receipt {
-	sink := *a.sink.Load()
+	sink := a.sink.Sink()
 	msg := herald.Message{ID: id, Text: text, Source: r.src, Mentioned: true, Received: a.cfg.Now()}
 	return sink.Receive(context.WithoutCancel(ctx), msg)
 }
@@ -296,12 +294,6 @@ func writeFailure(w http.ResponseWriter, err error) {
 	writeErr(w, http.StatusInternalServerError, err.Error())
 }
 
-func writeJSON(w http.ResponseWriter, status int, v any) {
-	w.Header().Set("Content-Type", "application/json")
-	w.WriteHeader(status)
-	json.NewEncoder(w).Encode(v)
-}
-
 func writeErr(w http.ResponseWriter, status int, msg string) {
-	writeJSON(w, status, map[string]string{"error": msg})
+	adapters.WriteJSON(w, status, map[string]string{"error": msg})
 }

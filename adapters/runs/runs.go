@@ -91,10 +91,7 @@ type Adapter struct {
 	log *slog.Logger
 	seq atomic.Int64
 
-	sink    atomic.Pointer[adapters.Sink]
-	serving atomic.Bool
-	ready   chan struct{}
-	once    sync.Once
+	sink adapters.HeldSink
 	// quit is closed when Run ends; watchers counts the runs' watching
 	// goroutines, which Run waits for
 	quit     chan struct{}
@@ -144,7 +141,7 @@ func New(cfg Config) *Adapter {
 	if cfg.MaxTotalLog <= 0 {
 		cfg.MaxTotalLog = DefaultMaxTotalLog
 	}
-	a := &Adapter{cfg: cfg, log: cfg.Log, ready: make(chan struct{}), quit: make(chan struct{}),
+	a := &Adapter{cfg: cfg, log: cfg.Log, quit: make(chan struct{}),
 		runs: map[string]*run{}, byChat: map[string]*run{}, bySession: map[string]*run{}, byKey: map[string]*run{}}
 	a.seq.Store(time.Now().UnixNano())
 	return a
@@ -165,28 +162,21 @@ func (a *Adapter) Platform() herald.Platform { return Platform }
 func (a *Adapter) Limits() adapters.Limits { return adapters.Limits{} }
 
 // Health is "connected" while Run holds the gateway's Sink.
-func (a *Adapter) Health() string {
-	switch {
-	case a.serving.Load():
-		return "connected"
-	case a.sink.Load() == nil:
-		return "starting"
-	}
-	return "stopped"
-}
+func (a *Adapter) Health() string { return a.sink.Health() }
 
 // Run takes the gateway's Sink and the hook points, and holds them until
 // ctx ends; runs still going then end stopped.
 func (a *Adapter) Run(ctx context.Context, sink adapters.Sink) error {
-	a.sink.Store(&sink)
 	var unsubscribe func()
 	if a.cfg.Events != nil {
 		unsubscribe = a.cfg.Events(a.hookPoint)
 	}
-	a.once.Do(func() { close(a.ready) })
-	a.serving.Store(true) // after ready: "connected" takes runs
+	// runs wait for the Sink, and start once the hook points reach
+	// them; "connected" takes runs
+	a.sink.Hold(sink)
+	a.sink.SetServing(true)
 	<-ctx.Done()
-	a.serving.Store(false)
+	a.sink.SetServing(false)
 	close(a.quit)
 	a.watchers.Wait()
 	if unsubscribe != nil {
