@@ -536,3 +536,35 @@ func TestSlashDeferredWhileMessagesWait(t *testing.T) {
 		t.Errorf("second message = %q, want /status after the slow one", m.Text)
 	}
 }
+
+// TestPressAnsweredWhileMessagesWait: a button press is answered within
+// Discord's 3 s even while messages before it still wait for the sink.
+func TestPressAnsweredWhileMessagesWait(t *testing.T) {
+	srv := discordtest.New()
+	t.Cleanup(srv.Close)
+	sink := &pressSink{turnSink: newTurnSink(), reply: "Approved once.", presses: make(chan adapters.Press, 4)}
+	release := make(chan struct{})
+	var once sync.Once
+	sink.onReceive = func(m herald.Message) {
+		once.Do(func() { <-release }) // the first message holds the queue
+	}
+	ad := run(t, srv, discord.Config{}, sink)
+	ctx := waitCtx(t)
+	sent, err := ad.Send(ctx, herald.Target{Platform: herald.PlatformDiscord, ChatID: "c1"}, adapters.Outgoing{Text: "Approve?", Buttons: approvalButtons})
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv.Inject(srv.DM(alice, "a slow one"))
+	id := srv.InjectInteraction(srv.ButtonPress("g1", "c1", sent.MessageID, alice, "approve:once"))
+	it, err := srv.WaitInteraction(ctx, id, func(it discordtest.Interaction) bool { return len(it.Responses) > 0 })
+	close(release)
+	if err != nil {
+		t.Fatalf("the press was not answered while a message waited: %v", err)
+	}
+	if r := it.Responses[0]; r.Content != "Approved once." {
+		t.Errorf("response = %+v", r)
+	}
+	if m, _ := sink.next(t); m.Text != "a slow one" {
+		t.Errorf("message = %q", m.Text)
+	}
+}

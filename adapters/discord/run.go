@@ -40,7 +40,8 @@ type inbound struct {
 // DISCORD_BOT_TOKEN), bounds every handshake by OpenTimeout, resumes the
 // session when the connection drops, and retries failed connections with
 // capped exponential backoff and jitter. Messages reach sink one at a
-// time, in the order the gateway sent them.
+// time, in the order the gateway sent them; button presses go to the
+// sink in their own order, never behind messages waiting for it.
 func (a *Adapter) Run(ctx context.Context, sink adapters.Sink) error {
 	if a.token == "" {
 		err := &adapters.FatalError{Msg: "discord: no bot token; set DISCORD_BOT_TOKEN"}
@@ -52,13 +53,20 @@ func (a *Adapter) Run(ctx context.Context, sink adapters.Sink) error {
 	// goroutines following slash commands end too
 	ctx, cancel := context.WithCancel(ctx)
 	in := make(chan inbound, 256)
+	// button presses have a queue of their own: Discord drops one not
+	// answered within 3 s, and messages before it may wait for the sink
+	presses := make(chan inbound, 64)
 	down := make(chan struct{}, 1)
 	stop := make(chan struct{})
 	var wg sync.WaitGroup
-	wg.Add(1)
+	wg.Add(2)
 	go func() {
 		defer wg.Done()
 		a.consume(ctx, sink, in, stop)
+	}()
+	go func() {
+		defer wg.Done()
+		a.consume(ctx, sink, presses, stop)
 	}()
 
 	newGateway := func() *discordgo.Session {
@@ -82,13 +90,17 @@ func (a *Adapter) Run(ctx context.Context, sink adapters.Sink) error {
 				return
 			}
 			ev := inbound{s: s, i: ic.Interaction}
-			if ic.Type == discordgo.InteractionApplicationCommand {
+			to := in
+			switch ic.Type {
+			case discordgo.InteractionApplicationCommand:
 				// answered here, not behind the messages queued for
 				// consume: Discord drops one not answered within 3 s
 				ev.deferred = a.deferSlash(ctx, ic.Interaction)
+			case discordgo.InteractionMessageComponent:
+				to = presses
 			}
 			select {
-			case in <- ev:
+			case to <- ev:
 			case <-stop:
 			}
 		})
