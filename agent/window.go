@@ -43,6 +43,8 @@ type trimReport struct {
 	TokensBefore int
 	TokensAfter  int
 	StillOver    bool
+	// DropFrom and DropTo are the messages dropped whole: msgs[DropFrom:DropTo].
+	DropFrom, DropTo int
 }
 
 // fitWindow returns msgs cut to about budget tokens, without touching the
@@ -100,7 +102,7 @@ func fitWindow(msgs []openai.ChatCompletionMessage, hasSystem bool, cur, budget,
 		end = j
 	}
 	if end > start {
-		rep.Messages = end - start
+		rep.Messages, rep.DropFrom, rep.DropTo = end-start, start, end
 		out = append(out[:start:start], out[end:]...)
 	}
 	rep.TokensAfter = total / 4
@@ -178,7 +180,7 @@ func (r *runState) fitRequest(ctx context.Context, msgs []openai.ChatCompletionM
 	}
 	out, rep := w.fit(msgs, cur)
 	if rep.deeper(w.announced) {
-		if notes := r.compactionHooks(ctx, rep); notes != "" && !slices.Contains(w.notes, notes) {
+		if notes := r.compactionHooks(ctx, rep, msgs[rep.DropFrom:rep.DropTo]); notes != "" && !slices.Contains(w.notes, notes) {
 			w.notes = append(w.notes, notes)
 			// the notes need room too: older turns make way for them
 			out, rep = w.fit(msgs, cur)
@@ -196,15 +198,16 @@ func (r *runState) fitRequest(ctx context.Context, msgs []openai.ChatCompletionM
 }
 
 // compactionHooks fires pre_compact for a cut about to be made and
-// post_compact once it is made, and returns the context post_compact's
+// post_compact once it is made, with the turns it drops (dropped), and
+// returns the context post_compact's
 // hooks answered, joined. The cut was computed by fitWindow before, so
 // the request is already cut when post_compact fires; post_compact is
 // called from a defer all the same, so that no change to what happens
 // in between can leave a pre_compact unpaired.
-func (r *runState) compactionHooks(ctx context.Context, rep trimReport) (notes string) {
+func (r *runState) compactionHooks(ctx context.Context, rep trimReport, dropped []openai.ChatCompletionMessage) (notes string) {
 	reg := r.agent.hooks()
 	base := hooks.Compaction{SessionID: r.turn.SessionID, Trigger: "auto", Model: r.agent.ModelName, Platform: r.turn.Platform,
-		ContextWindow: r.agent.ContextWindow, TokensBefore: rep.TokensBefore, Claude: r.claude()}
+		ContextWindow: r.agent.ContextWindow, TokensBefore: rep.TokensBefore, DroppedHistory: historyOf(dropped), Claude: r.claude()}
 	post := &hooks.PostCompact{Compaction: base, TokensAfter: rep.TokensAfter,
 		TurnsDropped: rep.Turns, MessagesDropped: rep.Messages, ToolOutputsDropped: rep.ToolOutputs}
 	reg.Emit(hooks.PreCompactHook, &hooks.PreCompact{Compaction: base,

@@ -61,9 +61,9 @@ func claudeGoldenCases() []struct {
 		{"SessionStart-resume", OnSessionStartHook, &SessionStarted{SessionID: "s1", Model: "gpt-4o-mini", Platform: "telegram", Source: "resume", ClaudeOnly: true, Claude: cx}},
 		{"SessionEnd", OnSessionFinalizeHook, &SessionFinalized{SessionID: ptr("s1"), Platform: "telegram", Reason: "clear", Claude: cx}},
 		{"PreCompact", PreCompactHook, &PreCompact{Compaction: Compaction{SessionID: "s1", Trigger: "auto", Model: "gpt-4o-mini", Platform: "telegram", ContextWindow: 128000,
-			TokensBefore: 131072, Claude: cx}, TurnsToDrop: 3, MessagesToDrop: 11, ToolOutputsToDrop: 4}},
+			TokensBefore: 131072, DroppedHistory: hist, Claude: cx}, TurnsToDrop: 3, MessagesToDrop: 11, ToolOutputsToDrop: 4}},
 		{"PostCompact", PostCompactHook, &PostCompact{Compaction: Compaction{SessionID: "s1", Trigger: "auto", Model: "gpt-4o-mini", Platform: "telegram", ContextWindow: 128000,
-			TokensBefore: 131072, Claude: cx}, TokensAfter: 96000, TurnsDropped: 3, MessagesDropped: 11, ToolOutputsDropped: 4}},
+			TokensBefore: 131072, DroppedHistory: hist, Claude: cx}, TokensAfter: 96000, TurnsDropped: 3, MessagesDropped: 11, ToolOutputsDropped: 4}},
 	}
 }
 

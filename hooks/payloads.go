@@ -273,15 +273,19 @@ type Approval struct {
 
 // Compaction is what pre_compact and post_compact both carry. Trigger is
 // "auto" (herald trims on its own; Claude Code's /compact would be
-// "manual"); TokensBefore estimates the request before the cut.
+// "manual"); TokensBefore estimates the request before the cut;
+// DroppedHistory is the turns the cut request lacks, as stored (OpenAI
+// format, like pre_llm_call's conversation_history), so a hook can save
+// them or say what in them must be kept.
 type Compaction struct {
-	SessionID     string `json:"session_id"`
-	Trigger       string `json:"trigger"`
-	Model         string `json:"model"`
-	Platform      string `json:"platform"`
-	ContextWindow int    `json:"context_window"`
-	TokensBefore  int    `json:"tokens_before"`
-	Claude        Claude `json:"-"`
+	SessionID      string           `json:"session_id"`
+	Trigger        string           `json:"trigger"`
+	Model          string           `json:"model"`
+	Platform       string           `json:"platform"`
+	ContextWindow  int              `json:"context_window"`
+	TokensBefore   int              `json:"tokens_before"`
+	DroppedHistory []HistoryMessage `json:"dropped_history"`
+	Claude         Claude           `json:"-"`
 }
 
 // PreCompact is pre_compact: the agent's request is about to be cut to
