@@ -2,6 +2,7 @@ package agent
 
 import (
 	"context"
+	"encoding/json"
 	"os"
 	"path/filepath"
 	"strings"
@@ -111,5 +112,46 @@ func TestNoCompactionWhenItFits(t *testing.T) {
 	}
 	if len(m.requests()[0].Messages) != 3 {
 		t.Errorf("request %+v", m.requests()[0].Messages)
+	}
+}
+
+// Shell hooks on post_compact give the notes in Hermes' shape
+// ({"context": …}) and in Claude Code's (PostCompact's
+// additionalContext); a Claude PreCompact hook reads its trigger.
+func TestCompactionShellHooks(t *testing.T) {
+	out := filepath.Join(t.TempDir(), "precompact.json")
+	hermes := claudeHooks(t, "", [2]string{hooks.PostCompactHook, `cat >/dev/null; echo '{"context":"keep: answer in French"}'`})
+	claude := claudeHooks(t, "claude",
+		[2]string{hooks.PreCompactHook, `cat >` + out},
+		[2]string{hooks.PostCompactHook, `cat >/dev/null; echo '{"hookSpecificOutput":{"hookEventName":"PostCompact","additionalContext":"keep: no deploys"}}'`})
+	for _, tc := range []struct {
+		name string
+		reg  *hooks.Registry
+		want string
+	}{{"hermes", hermes, "keep: answer in French"}, {"claude", claude, "keep: no deploys"}} {
+		t.Run(tc.name, func(t *testing.T) {
+			m := &funcModel{fn: func(int, openai.ChatCompletionRequest) (openai.ChatCompletionResponse, error) {
+				return textResp("ok"), nil
+			}}
+			a := newAgent(m, tc.reg)
+			a.ContextWindow = 300
+			hist := []openai.ChatCompletionMessage{msg("user", "old"), msg("assistant", strings.Repeat("a", 2000)), msg("user", "recent"), msg("assistant", "b")}
+			if _, err := a.Run(context.Background(), "now", Options{Turn: Turn{SessionID: "s1"}, History: hist}); err != nil {
+				t.Fatal(err)
+			}
+			sent := m.requests()[0].Messages
+			if !strings.HasPrefix(sent[0].Content, CompactionNotesHeader) || !strings.Contains(sent[0].Content, tc.want) {
+				t.Errorf("request %+v", sent)
+			}
+		})
+	}
+	drain(t, claude)
+	b, err := os.ReadFile(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var in map[string]any
+	if err := json.Unmarshal(b, &in); err != nil || in["hook_event_name"] != "PreCompact" || in["trigger"] != "auto" || in["session_id"] != "s1" {
+		t.Errorf("PreCompact stdin %s (%v)", b, err)
 	}
 }
