@@ -176,6 +176,9 @@ type runState struct {
 	toolArgs map[string]map[string]any
 	// compacted is set once this run's requests dropped old turns.
 	compacted bool
+	// window cuts each request to the context window and keeps the
+	// compaction notes.
+	window window
 
 	// halt is set by a hook that ended the turn (continue: false), with
 	// its stop reason; checked after every tool call.
@@ -312,9 +315,9 @@ func (a *Agent) Run(ctx context.Context, prompt string, o Options) (res *Result,
 	if budget <= 0 {
 		budget = DefaultMaxIterations
 	}
-	window := a.ContextWindow
-	if window > 0 && a.MaxTokens > 0 && a.MaxTokens < window {
-		window -= a.MaxTokens
+	run.window = window{budget: a.ContextWindow, hasSystem: hasSystem, toolChars: toolChars}
+	if a.ContextWindow > 0 && a.MaxTokens > 0 && a.MaxTokens < a.ContextWindow {
+		run.window.budget -= a.MaxTokens
 	}
 	stopActive := false
 	for iter := 1; iter <= budget; iter++ {
@@ -329,17 +332,9 @@ func (a *Agent) Run(ctx context.Context, prompt string, o Options) (res *Result,
 			reqMsgs = append([]openai.ChatCompletionMessage(nil), msgs...)
 			reqMsgs[userIdx] = userReq
 		}
-		if window > 0 {
+		if run.window.budget > 0 {
 			var rep trimReport
-			reqMsgs, rep = fitWindow(reqMsgs, hasSystem, userIdx, window, toolChars)
-			if rep.ToolOutputs > 0 || rep.Turns > 0 {
-				log.Info("request cut to fit the context window", "session_id", o.SessionID,
-					"dropped_tool_outputs", rep.ToolOutputs, "dropped_turns", rep.Turns, "dropped_messages", rep.Messages,
-					"tokens_before", rep.TokensBefore, "tokens_after", rep.TokensAfter, "context_window", a.ContextWindow)
-			}
-			if rep.StillOver {
-				log.Warn("request still exceeds the context window after cutting", "session_id", o.SessionID, "tokens", rep.TokensAfter, "context_window", a.ContextWindow)
-			}
+			reqMsgs, rep = run.fitRequest(ctx, reqMsgs, userIdx)
 			if rep.Turns > 0 && !run.compacted {
 				// Claude Code's SessionStart "compact": the model no longer
 				// sees the whole conversation (Hermes has no such event)

@@ -25,7 +25,16 @@
 // kept within ContextWindow (minus MaxTokens): old tool outputs are
 // replaced by a note first, then the oldest turns are dropped; the system
 // prompt and the current turn never are. The log says what was dropped.
-// Stored messages are never changed.
+// Stored messages are never changed. A cut deeper than any before in the
+// run fires pre_compact, then post_compact (always paired, in that order,
+// from Run's goroutine; post_compact is awaited); the context its hooks
+// answer is kept as compaction notes, a system message after the system
+// prompt in every later cut request of the run, never stored.
+//
+// Judge answers prompt and agent hooks (hooks.Judge) with the agent's
+// model: one completion, or a sub-agent with read_file and a terminal
+// that refuses any command needing approval (nobody is asked), bounded
+// by its iterations. Its model and tool calls fire no hook point.
 //
 // # Hook points
 //

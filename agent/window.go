@@ -1,7 +1,13 @@
 package agent
 
 import (
+	"context"
+	"slices"
+	"strings"
+
 	openai "github.com/sashabaranov/go-openai"
+
+	"github.com/heraldgw/herald/hooks"
 )
 
 // Token estimates are characters / 4, as Hermes' approx_input_tokens:
@@ -37,6 +43,8 @@ type trimReport struct {
 	TokensBefore int
 	TokensAfter  int
 	StillOver    bool
+	// DropFrom and DropTo are the messages dropped whole: msgs[DropFrom:DropTo].
+	DropFrom, DropTo int
 }
 
 // fitWindow returns msgs cut to about budget tokens, without touching the
@@ -94,10 +102,154 @@ func fitWindow(msgs []openai.ChatCompletionMessage, hasSystem bool, cur, budget,
 		end = j
 	}
 	if end > start {
-		rep.Messages = end - start
+		rep.Messages, rep.DropFrom, rep.DropTo = end-start, start, end
 		out = append(out[:start:start], out[end:]...)
 	}
 	rep.TokensAfter = total / 4
 	rep.StillOver = rep.TokensAfter > budget
 	return out, rep
+}
+
+// CompactionNotesHeader opens the message that carries the compaction
+// notes (what post_compact hooks asked to keep) in a cut request.
+const CompactionNotesHeader = "[Compaction notes: kept by hooks across the trimming of the earlier conversation]"
+
+// window is one run's context window: its budget, the deepest cut
+// announced to hooks so far, and the compaction notes kept since.
+type window struct {
+	budget    int // tokens a request may hold (0: no limit)
+	hasSystem bool
+	toolChars int // the tool schemas, sent with every request
+	announced trimReport
+	notes     []string
+}
+
+// cut reports whether a trim changed anything.
+func (r trimReport) cut() bool { return r.ToolOutputs > 0 || r.Turns > 0 }
+
+// deeper reports whether r drops more than before did. Requests of a
+// run only grow at the end and lose their oldest part first, so a cut
+// that drops no more turns nor tool outputs than an announced one drops
+// nothing new.
+func (r trimReport) deeper(before trimReport) bool {
+	return r.Turns > before.Turns || r.ToolOutputs > before.ToolOutputs
+}
+
+// notesMessage is the compaction notes as one system message (zero when
+// there are none).
+func (w *window) notesMessage() (openai.ChatCompletionMessage, int) {
+	if len(w.notes) == 0 {
+		return openai.ChatCompletionMessage{}, 0
+	}
+	m := openai.ChatCompletionMessage{Role: openai.ChatMessageRoleSystem, Content: CompactionNotesHeader + "\n\n" + strings.Join(w.notes, "\n\n")}
+	return m, messageChars(&m) + 16
+}
+
+// fit cuts msgs to the window (fitWindow), leaving room for the notes.
+func (w *window) fit(msgs []openai.ChatCompletionMessage, cur int) ([]openai.ChatCompletionMessage, trimReport) {
+	_, notesChars := w.notesMessage()
+	return fitWindow(msgs, w.hasSystem, cur, w.budget, w.toolChars+notesChars)
+}
+
+// withNotes puts the notes message after the system prompt of a cut
+// request (a copy: msgs is not changed).
+func (w *window) withNotes(msgs []openai.ChatCompletionMessage) []openai.ChatCompletionMessage {
+	m, n := w.notesMessage()
+	if n == 0 {
+		return msgs
+	}
+	at := boolIndex(w.hasSystem)
+	out := make([]openai.ChatCompletionMessage, 0, len(msgs)+1)
+	out = append(append(append(out, msgs[:at]...), m), msgs[at:]...)
+	return out
+}
+
+// fitRequest cuts one request to the context window. A cut deeper than
+// any announced in this run fires pre_compact and then post_compact; the
+// context post_compact's hooks answer is kept as compaction notes, which
+// every cut request of the run carries after the system prompt (never
+// stored: the conversation itself is not changed). A request that fits
+// is sent whole, without notes.
+func (r *runState) fitRequest(ctx context.Context, msgs []openai.ChatCompletionMessage, cur int) ([]openai.ChatCompletionMessage, trimReport) {
+	w := &r.window
+	if w.budget <= 0 {
+		return msgs, trimReport{}
+	}
+	if _, rep := fitWindow(msgs, w.hasSystem, cur, w.budget, w.toolChars); !rep.cut() {
+		return msgs, rep
+	}
+	out, rep := w.fit(msgs, cur)
+	if rep.deeper(w.announced) {
+		if notes := r.compactionHooks(ctx, rep, msgs[rep.DropFrom:rep.DropTo]); notes != "" && !slices.Contains(w.notes, notes) {
+			w.notes = append(w.notes, notes)
+			// the notes need room too: older turns make way for them
+			out, rep = w.fit(msgs, cur)
+		}
+		w.announced = rep
+	}
+	a := r.agent
+	a.logger().Info("request cut to fit the context window", "session_id", r.turn.SessionID,
+		"dropped_tool_outputs", rep.ToolOutputs, "dropped_turns", rep.Turns, "dropped_messages", rep.Messages,
+		"tokens_before", rep.TokensBefore, "tokens_after", rep.TokensAfter, "context_window", a.ContextWindow, "compaction_notes", len(w.notes))
+	if rep.StillOver {
+		a.logger().Warn("request still exceeds the context window after cutting", "session_id", r.turn.SessionID, "tokens", rep.TokensAfter, "context_window", a.ContextWindow)
+	}
+	return w.withNotes(out), rep
+}
+
+// compactionHooks fires pre_compact for a cut about to be made and
+// post_compact once it is made, with the turns it drops (dropped), and
+// returns the context post_compact's
+// hooks answered, joined. The cut was computed by fitWindow before, so
+// the request is already cut when post_compact fires; post_compact is
+// called from a defer all the same, so that no change to what happens
+// in between can leave a pre_compact unpaired.
+func (r *runState) compactionHooks(ctx context.Context, rep trimReport, dropped []openai.ChatCompletionMessage) (notes string) {
+	reg := r.agent.hooks()
+	base := hooks.Compaction{SessionID: r.turn.SessionID, Trigger: "auto", Model: r.agent.ModelName, Platform: r.turn.Platform,
+		ContextWindow: r.agent.ContextWindow, TokensBefore: rep.TokensBefore, DroppedHistory: historyOf(dropped), Claude: r.claude()}
+	post := &hooks.PostCompact{Compaction: base, TokensAfter: rep.TokensAfter,
+		TurnsDropped: rep.Turns, MessagesDropped: rep.Messages, ToolOutputsDropped: rep.ToolOutputs}
+	reg.Emit(hooks.PreCompactHook, &hooks.PreCompact{Compaction: base,
+		TurnsToDrop: rep.Turns, MessagesToDrop: rep.Messages, ToolOutputsToDrop: rep.ToolOutputs})
+	defer func() {
+		var parts []string
+		reg.Call(ctx, hooks.PostCompactHook, post, func(a *hooks.Answer) {
+			if c := answerContext(a); strings.TrimSpace(c) != "" {
+				parts = append(parts, hooks.ClipContext(c))
+			}
+		})
+		notes = strings.Join(parts, "\n\n")
+	}()
+	return ""
+}
+
+// answerContext is the text a hook's answer meant for the model: a
+// Feedback's or LLMContext's context, a plain string, or a map's
+// "context".
+func answerContext(a *hooks.Answer) string {
+	if a.Failed() {
+		return ""
+	}
+	switch v := a.Value.(type) {
+	case *hooks.Feedback:
+		if v != nil {
+			return v.Context
+		}
+	case hooks.Feedback:
+		return v.Context
+	case *hooks.LLMContext:
+		if v != nil {
+			return v.Context
+		}
+	case hooks.LLMContext:
+		return v.Context
+	case string:
+		return v
+	case map[string]any:
+		if c, ok := v["context"].(string); ok {
+			return c
+		}
+	}
+	return ""
 }

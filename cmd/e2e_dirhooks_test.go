@@ -223,6 +223,9 @@ func TestEveryCataloguePointIsEmitted(t *testing.T) {
 	home := t.TempDir()
 	writeFiles(t, filepath.Join(home, "hooks", "steps"), map[string]string{"HOOK.yaml": "events: [agent:step]\n", "handler": "#!/bin/sh\ncat >/dev/null\n"})
 	allowDir(t, home, "steps")
+	// a window so small that the second turn's request drops the first
+	// (pre_compact, post_compact)
+	writeFiles(t, home, map[string]string{"config.yaml": "model:\n  context_window: 200\n"})
 	g := cmdtest.Start(t, cmdtest.Options{Home: home, Plugins: []hooks.Plugin{rec}})
 	for _, text := range []string{"hello", "run: echo hi", "/status", "/new", "again"} {
 		if r := g.Say(t, "c1", text); r.Status != "done" {

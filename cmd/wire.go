@@ -102,6 +102,8 @@ func (e *env) newApp(o appOptions) (*app, error) {
 	a.endpoint = cfg.ResolveModel()
 	a.agent = newAgent(a.endpoint, cfg, a.hooks, a.redactor, a.log)
 	a.agent.ApprovalMemory = st // "always" answers live in state.db
+	// prompt and agent hooks ask the agent's model, without its hooks
+	a.hooks.SetJudge(agent.NewJudge(a.agent))
 	if err := registerTools(a); err != nil {
 		a.close()
 		return nil, err

@@ -66,6 +66,10 @@ const (
 	TransformToolResultHook     = "transform_tool_result"
 	TransformTerminalOutputHook = "transform_terminal_output"
 	TransformLLMOutputHook      = "transform_llm_output"
+	// The context window's trims (OpenHarness' names; Claude Code's
+	// PreCompact and PostCompact).
+	PreCompactHook  = "pre_compact"
+	PostCompactHook = "post_compact"
 )
 
 var catalogue = []Point{
@@ -95,6 +99,11 @@ var catalogue = []Point{
 	{Name: TransformToolResultHook, Kind: Interceptor, Tool: true},
 	{Name: TransformTerminalOutputHook, Kind: Interceptor},
 	{Name: TransformLLMOutputHook, Kind: Interceptor},
+	// pre_compact only informs (a trim keeps the request within the
+	// model's window, so nothing may cancel it); post_compact is awaited:
+	// its answers' context is kept as compaction notes.
+	{Name: PreCompactHook, Kind: Observer},
+	{Name: PostCompactHook, Kind: Interceptor},
 }
 
 var byName = func() map[string]Point {

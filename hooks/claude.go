@@ -21,6 +21,7 @@ var eventAliases = map[string]string{
 	"session_start": OnSessionStartHook, "session_end": OnSessionEndHook, "stop": PostLLMCallHook,
 	"PreToolUse": PreToolCallHook, "PostToolUse": PostToolCallHook, "PostToolUseFailure": PostToolCallHook, "UserPromptSubmit": PreLLMCallHook,
 	"Stop": PostLLMCallHook, "SubagentStop": SubagentStopHook, "SessionStart": OnSessionStartHook, "SessionEnd": OnSessionFinalizeHook,
+	"PreCompact": PreCompactHook, "PostCompact": PostCompactHook,
 }
 
 // CanonicalEvent resolves an alias (PreToolUse, post_tool_use, …) to its
@@ -59,6 +60,7 @@ func claudeEvents() []string {
 var claudeNames = map[string]string{
 	PreToolCallHook: "PreToolUse", PostToolCallHook: "PostToolUse", PreLLMCallHook: "UserPromptSubmit",
 	PostLLMCallHook: "Stop", SubagentStopHook: "SubagentStop", OnSessionStartHook: "SessionStart", OnSessionFinalizeHook: "SessionEnd",
+	PreCompactHook: "PreCompact", PostCompactHook: "PostCompact",
 }
 
 // claudeTools maps herald's tool names to Claude Code's, for the claude
@@ -174,14 +176,19 @@ func ClaudeAccept(event, claudeEventName string, match func(string) bool) func(p
 // claudeValueMatched reports whether Claude Code applies matchers on the
 // event to a payload value rather than a tool name.
 func claudeValueMatched(event string) bool {
-	return event == OnSessionStartHook || event == OnSessionFinalizeHook || event == SubagentStopHook
+	return event == OnSessionStartHook || event == OnSessionFinalizeHook || event == SubagentStopHook ||
+		event == PreCompactHook || event == PostCompactHook
 }
 
 // claudeMatchValue is what a matcher compares on a non-tool event, as in
 // the payload the hook reads: SessionStart's source, SessionEnd's reason,
-// SubagentStop's agent type.
+// SubagentStop's agent type, PreCompact's and PostCompact's trigger.
 func claudeMatchValue(payload any) (string, bool) {
 	switch p := payload.(type) {
+	case *PreCompact:
+		return p.Trigger, true
+	case *PostCompact:
+		return p.Trigger, true
 	case *SessionStarted:
 		return firstStr(p.Source, "startup"), true
 	case *SessionFinalized:
@@ -258,6 +265,10 @@ func ClaudePayload(event string, payload any) ([]byte, error) {
 			out["source"] = s.Source
 		}
 		out["model"] = kw["model"]
+	case PreCompactHook:
+		out["trigger"], out["custom_instructions"] = kw["trigger"], ""
+	case PostCompactHook:
+		out["trigger"] = kw["trigger"]
 	case OnSessionFinalizeHook:
 		out["reason"] = "other"
 		if s, ok := payload.(*SessionFinalized); ok && s.Reason != "" {

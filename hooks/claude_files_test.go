@@ -123,7 +123,7 @@ func TestLoadClaudeFile(t *testing.T) {
 	all := strings.Join(warns, "\n")
 	for _, want := range []string{
 		`plugins/fmt/hooks/hooks.json:7: hooks.PreToolUse[0].hooks[1]: hooks of type "http" are not run by herald (only "command"); skipped`,
-		"plugins/fmt/hooks/hooks.json:10: hooks.Notification: herald has no Notification event; skipped (herald runs PostToolUse, PostToolUseFailure, PreToolUse, SessionEnd, SessionStart, Stop, SubagentStop, UserPromptSubmit)",
+		"plugins/fmt/hooks/hooks.json:10: hooks.Notification: herald has no Notification event; skipped (herald runs PostCompact, PostToolUse, PostToolUseFailure, PreCompact, PreToolUse, SessionEnd, SessionStart, Stop, SubagentStop, UserPromptSubmit)",
 		"plugins/fmt/hooks/hooks.json:12: hooks.PostToolUse[0].hooks[0].timeout 900 is over the limit; clamping to 300",
 		`plugins/fmt/hooks/hooks.json:16: hooks.UserPromptSubmit[0].hooks[1]: shell "powershell" is not available to herald's hooks; skipped`,
 	} {

@@ -28,6 +28,8 @@ var claudeDocumented = map[string][]string{
 	"SubagentStop":       {"stop_hook_active", "agent_id", "agent_type", "agent_transcript_path", "last_assistant_message"},
 	"SessionStart":       {"source", "model"},
 	"SessionEnd":         {"reason"},
+	"PreCompact":         {"trigger", "custom_instructions"},
+	"PostCompact":        {"trigger"},
 }
 
 var claudeCommon = []string{"session_id", "transcript_path", "cwd", "permission_mode", "hook_event_name"}
@@ -58,6 +60,10 @@ func claudeGoldenCases() []struct {
 		{"SessionStart", OnSessionStartHook, &SessionStarted{SessionID: "s1", Model: "gpt-4o-mini", Platform: "telegram", Claude: cx}},
 		{"SessionStart-resume", OnSessionStartHook, &SessionStarted{SessionID: "s1", Model: "gpt-4o-mini", Platform: "telegram", Source: "resume", ClaudeOnly: true, Claude: cx}},
 		{"SessionEnd", OnSessionFinalizeHook, &SessionFinalized{SessionID: ptr("s1"), Platform: "telegram", Reason: "clear", Claude: cx}},
+		{"PreCompact", PreCompactHook, &PreCompact{Compaction: Compaction{SessionID: "s1", Trigger: "auto", Model: "gpt-4o-mini", Platform: "telegram", ContextWindow: 128000,
+			TokensBefore: 131072, DroppedHistory: hist, Claude: cx}, TurnsToDrop: 3, MessagesToDrop: 11, ToolOutputsToDrop: 4}},
+		{"PostCompact", PostCompactHook, &PostCompact{Compaction: Compaction{SessionID: "s1", Trigger: "auto", Model: "gpt-4o-mini", Platform: "telegram", ContextWindow: 128000,
+			TokensBefore: 131072, DroppedHistory: hist, Claude: cx}, TokensAfter: 96000, TurnsDropped: 3, MessagesDropped: 11, ToolOutputsDropped: 4}},
 	}
 }
 
@@ -318,6 +324,9 @@ func TestClaudeValueMatchers(t *testing.T) {
 		{SubagentStopHook, "reviewer", &SubagentStop{ChildRole: &role}, true},
 		{SubagentStopHook, "general-purpose", &SubagentStop{}, true},
 		{SubagentStopHook, "reviewer", &SubagentStop{}, false},
+		{PreCompactHook, "auto", &PreCompact{Compaction: Compaction{Trigger: "auto"}}, true},
+		{PreCompactHook, "manual", &PreCompact{Compaction: Compaction{Trigger: "auto"}}, false},
+		{PostCompactHook, "auto", &PostCompact{Compaction: Compaction{Trigger: "auto"}}, true},
 	} {
 		s := ShellSpec{Event: tc.event, Dialect: "claude"}
 		s.setClaudeMatcher(tc.matcher)

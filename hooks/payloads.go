@@ -271,6 +271,46 @@ type Approval struct {
 	Choice      string   `json:"choice,omitempty"`
 }
 
+// Compaction is what pre_compact and post_compact both carry. Trigger is
+// "auto" (herald trims on its own; Claude Code's /compact would be
+// "manual"); TokensBefore estimates the request before the cut;
+// DroppedHistory is the turns the cut request lacks, as stored (OpenAI
+// format, like pre_llm_call's conversation_history), so a hook can save
+// them or say what in them must be kept.
+type Compaction struct {
+	SessionID      string           `json:"session_id"`
+	Trigger        string           `json:"trigger"`
+	Model          string           `json:"model"`
+	Platform       string           `json:"platform"`
+	ContextWindow  int              `json:"context_window"`
+	TokensBefore   int              `json:"tokens_before"`
+	DroppedHistory []HistoryMessage `json:"dropped_history"`
+	Claude         Claude           `json:"-"`
+}
+
+// PreCompact is pre_compact: the agent's request is about to be cut to
+// fit the context window. The counts say what the cut request will lack
+// of the conversation as stored: old tool outputs replaced by a note,
+// whole turns dropped and the messages in them.
+type PreCompact struct {
+	Compaction
+	TurnsToDrop       int `json:"turns_to_drop"`
+	MessagesToDrop    int `json:"messages_to_drop"`
+	ToolOutputsToDrop int `json:"tool_outputs_to_drop"`
+}
+
+// PostCompact is post_compact, after every pre_compact (also when the
+// cut failed): what was dropped, and the estimate after. Its answers'
+// context is kept as compaction notes in every later request of the
+// turn.
+type PostCompact struct {
+	Compaction
+	TokensAfter        int `json:"tokens_after"`
+	TurnsDropped       int `json:"turns_dropped"`
+	MessagesDropped    int `json:"messages_dropped"`
+	ToolOutputsDropped int `json:"tool_outputs_dropped"`
+}
+
 // Dispatch is pre_gateway_dispatch. Go plugins get the message and two
 // side channels; out-of-process hooks get {"event": <message>}.
 type Dispatch struct {
@@ -309,6 +349,7 @@ func (p *PostLLMCall) claude() *Claude      { return &p.Claude }
 func (p *SessionStarted) claude() *Claude   { return &p.Claude }
 func (p *SessionFinalized) claude() *Claude { return &p.Claude }
 func (p *SubagentStop) claude() *Claude     { return &p.Claude }
+func (p *Compaction) claude() *Claude       { return &p.Claude }
 
 // ToolNamer is implemented by payloads that name a tool, so matchers can
 // filter on it.

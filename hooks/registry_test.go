@@ -425,7 +425,7 @@ func TestRegistryEmittedAndHas(t *testing.T) {
 
 func TestCatalogue(t *testing.T) {
 	names := Names()
-	if len(names) != 25 || !slices.IsSorted(names) {
+	if len(names) != 27 || !slices.IsSorted(names) {
 		t.Fatalf("%d names: %q", len(names), names)
 	}
 	for _, p := range Catalogue() {

@@ -110,6 +110,17 @@ func ParseAnswer(event string, stdout []byte) (any, error) {
 		}
 		return fb, nil
 
+	case event == PostCompactHook:
+		// Hermes' and OpenHarness' {"context": …} or Claude Code's
+		// additionalContext: notes kept across compaction
+		if x, ok := obj["context"].(string); ok && strings.TrimSpace(x) != "" {
+			fb.Context = ClipContext(x)
+		}
+		if fb.Empty() {
+			return nil, nil
+		}
+		return fb, nil
+
 	case event == TransformToolResultHook || event == TransformTerminalOutputHook || event == TransformLLMOutputHook:
 		if r, ok := obj["result"].(string); ok {
 			return &Replace{Text: r}, nil
