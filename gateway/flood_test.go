@@ -3,14 +3,18 @@ package gateway
 import (
 	"context"
 	"errors"
+	"fmt"
 	"path/filepath"
+	"slices"
 	"strings"
+	"sync"
 	"testing"
 	"testing/synctest"
 	"time"
 
 	"github.com/heraldgw/herald"
 	"github.com/heraldgw/herald/adapters"
+	"github.com/heraldgw/herald/adapters/telegram"
 )
 
 // floodAdapter edits like editAdapter; editFail, when set, decides each
@@ -366,4 +370,50 @@ func finalEditRateLimited(t *testing.T, wait time.Duration) (*floodAdapter, *bub
 	b := newBubble(t, ad, trickle{words: words})
 	outcome(t, b.send("c1", "u1", "go"))
 	return ad, b, final
+}
+
+// telegramPaced is a platform that keeps Telegram's pace, as the Telegram
+// adapter declares it.
+type telegramPaced struct {
+	fakeAdapter
+	tg *telegram.Adapter
+}
+
+func (p *telegramPaced) Pace(to herald.Target) adapters.Pace { return p.tg.Pace(to) }
+
+// Sends to many Telegram chats at once keep to the bot's limit over all
+// chats (about thirty a second): no second holds more than thirty, and the
+// sixty messages are not spread thinner than that.
+func TestBotWidePacing(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		ad := &telegramPaced{fakeAdapter: fakeAdapter{name: "fake"}, tg: telegram.New(telegram.Config{Token: "1:x"})}
+		b := newBubble(t, ad, nil)
+		defer b.stop()
+		start := time.Now()
+		var wg sync.WaitGroup
+		for i := range 60 {
+			wg.Go(func() {
+				to := herald.Target{Platform: "fake", ChatID: fmt.Sprint(1000 + i)}
+				if err := b.runner.Deliver(context.Background(), to, "hello"); err != nil {
+					t.Error(err)
+				}
+			})
+		}
+		wg.Wait()
+		ad.mu.Lock()
+		at := slices.Clone(ad.times)
+		ad.mu.Unlock()
+		if len(at) != 60 {
+			t.Fatalf("%d sends", len(at))
+		}
+		slices.SortFunc(at, time.Time.Compare)
+		for i := 30; i < len(at); i++ {
+			if span := at[i].Sub(at[i-30]); span < time.Second {
+				t.Fatalf("31 messages within %s (messages %d to %d)", span, i-29, i+1)
+			}
+		}
+		if took := at[59].Sub(start); took > time.Second {
+			t.Fatalf("sixty messages took %s", took)
+		}
+	})
 }
