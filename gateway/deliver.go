@@ -301,7 +301,9 @@ func (r *Runner) retry(ctx context.Context, a adapters.Adapter, to herald.Target
 			if wait > maxRetryWait {
 				return &deferredError{until: time.Now().Add(wait), err: err}
 			}
-		case errors.As(err, &tmp):
+		case errors.As(err, &tmp), ctx.Err() == nil && timedOut(err):
+			// a network error, or an attempt that ran out of its own
+			// time (a send that may have gone through ended above)
 			wait = backoff
 			backoff *= 2
 		default:
@@ -324,13 +326,20 @@ func (r *Runner) retry(ctx context.Context, a adapters.Adapter, to herald.Target
 	return err
 }
 
+// bounded limits ctx to one attempt at a platform call (SendTimeout): a
+// call that hangs fails that attempt instead of holding the chat, the
+// stream or the turn.
+func (r *Runner) bounded(ctx context.Context) (context.Context, context.CancelFunc) {
+	return context.WithTimeout(ctx, r.cfg.SendTimeout)
+}
+
 // attempt is one Send, bounded by SendTimeout. A timeout after the
 // request was written (seen through an HTTP trace on the context, which
 // the platform libraries pass on) is a *adapters.MaybeSentError: the
 // platform may have taken the message. A timeout before (no connection)
 // stays an error worth retrying.
 func (r *Runner) attempt(ctx context.Context, a adapters.Adapter, to herald.Target, out adapters.Outgoing) (adapters.Sent, error) {
-	actx, cancel := context.WithTimeout(ctx, r.cfg.SendTimeout)
+	actx, cancel := r.bounded(ctx)
 	defer cancel()
 	var wrote atomic.Bool
 	actx = httptrace.WithClientTrace(actx, &httptrace.ClientTrace{WroteRequest: func(w httptrace.WroteRequestInfo) {
@@ -346,6 +355,27 @@ func (r *Runner) attempt(ctx context.Context, a adapters.Adapter, to herald.Targ
 		}
 	}
 	return sent, err
+}
+
+// editAttempt is one Edit, bounded by SendTimeout. An edit that timed
+// out may have taken, but making it again changes nothing, so it is
+// retried like a network error.
+func (r *Runner) editAttempt(ctx context.Context, a adapters.Adapter, ed adapters.Editor, to herald.Target, msgID, text string) error {
+	actx, cancel := r.bounded(ctx)
+	defer cancel()
+	return safeEdit(actx, a, ed, to, msgID, text)
+}
+
+// deleteAttempt is one Delete, bounded by SendTimeout.
+func (r *Runner) deleteAttempt(ctx context.Context, a adapters.Adapter, d adapters.Deleter, to herald.Target, msgID string) (err error) {
+	actx, cancel := r.bounded(ctx)
+	defer cancel()
+	defer func() {
+		if x := recover(); x != nil {
+			err = fmt.Errorf("adapter %s panicked in Delete: %v", a.Platform(), x)
+		}
+	}()
+	return d.Delete(actx, to, msgID)
 }
 
 // timedOut reports whether err is a deadline or a network timeout.

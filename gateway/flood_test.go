@@ -417,3 +417,47 @@ func TestBotWidePacing(t *testing.T) {
 		}
 	})
 }
+
+// hungEdits never answers an edit: each waits until its context ends.
+type hungEdits struct {
+	deletingAdapter
+}
+
+func (h *hungEdits) Edit(ctx context.Context, to herald.Target, id, text string) error {
+	h.mu.Lock()
+	h.editAt = append(h.editAt, time.Now())
+	h.mu.Unlock()
+	<-ctx.Done()
+	return ctx.Err()
+}
+
+// An edit the platform never answers fails its attempt after SendTimeout
+// instead of holding the stream and the turn: the turn ends, and the
+// answer is in the chat once (the preview that could not take it is
+// deleted, the answer sent anew).
+func TestHungEditTimesOut(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		words := manyWords(10)
+		final := strings.Join(words, " ")
+		ad := &hungEdits{deletingAdapter{floodAdapter: floodAdapter{fakeAdapter: fakeAdapter{name: "fake"}}}}
+		b := newBubble(t, ad, trickle{words: words})
+		defer b.stop()
+		took := b.turnTook(t, "go")
+		sent, _, editAt := ad.snapshot()
+		ad.mu.Lock()
+		deleted := slices.Clone(ad.deleted)
+		ad.mu.Unlock()
+		if len(sent) != 2 || sent[1] != final || len(deleted) != 1 || deleted[0] != "s1" {
+			t.Fatalf("sent %q, deleted %q", sent, deleted)
+		}
+		if len(editAt) < 2 {
+			t.Fatalf("%d edit attempts", len(editAt))
+		}
+		// the streamed edit's attempt, then the final edit's, each
+		// bounded by the 30 s default, with backoff between them
+		if limit := time.Duration(maxSendAttempts+1)*30*time.Second + time.Minute; took > limit {
+			t.Fatalf("the turn took %s", took)
+		}
+		t.Logf("%d edit attempts; the answer was delivered after %s", len(editAt), took)
+	})
+}

@@ -180,7 +180,7 @@ func (r *Runner) replacePreview(ctx context.Context, a adapters.Adapter, to hera
 // edit replaces a sent message's text, paced and retried like a send.
 func (r *Runner) edit(ctx context.Context, a adapters.Adapter, ed adapters.Editor, to herald.Target, msgID, text string) error {
 	return r.retry(ctx, a, to, func(ctx context.Context) error {
-		return safeEdit(ctx, a, ed, to, msgID, text)
+		return r.editAttempt(ctx, a, ed, to, msgID, text)
 	}, nil)
 }
 
@@ -191,7 +191,7 @@ func (r *Runner) deletePreview(ctx context.Context, a adapters.Adapter, to heral
 		r.log.Warn("the platform cannot delete the stale preview; it stays above the answer", "platform", a.Platform(), "chat", to.ChatID)
 		return
 	}
-	err := r.retry(ctx, a, to, func(ctx context.Context) error { return d.Delete(ctx, to, msgID) }, nil)
+	err := r.retry(ctx, a, to, func(ctx context.Context) error { return r.deleteAttempt(ctx, a, d, to, msgID) }, nil)
 	if err != nil {
 		r.log.Warn("stale preview not deleted", "platform", a.Platform(), "chat", to.ChatID, "err", r.cfg.Redactor.Redact(err.Error()))
 	}

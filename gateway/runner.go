@@ -84,9 +84,10 @@ type Config struct {
 	// RetryBase is the first wait before resending after a network error
 	// (default 1 s; it doubles per attempt).
 	RetryBase time.Duration
-	// SendTimeout bounds one attempt to send a message (default 60 s).
-	// An attempt that times out after its request was written is not
-	// repeated: the message may have gone through.
+	// SendTimeout bounds one attempt to send, edit or delete a message
+	// (default 30 s): a platform call that hangs fails that attempt. A
+	// send that times out after its request was written is not repeated:
+	// the message may have gone through.
 	SendTimeout time.Duration
 	// MaxQueue caps, per chat, the messages waiting for its intake and
 	// the turns queued behind its running turn (default 100); over it
@@ -175,7 +176,7 @@ func New(cfg Config) *Runner {
 		cfg.RetryBase = time.Second
 	}
 	if cfg.SendTimeout <= 0 {
-		cfg.SendTimeout = 60 * time.Second
+		cfg.SendTimeout = 30 * time.Second
 	}
 	if cfg.MaxQueue <= 0 {
 		cfg.MaxQueue = 100
