@@ -202,7 +202,13 @@ func TestLongRetryAfterAcrossRestart(t *testing.T) {
 		second := &fakeAdapter{name: "fake"}
 		b = newBubbleOn(t, path, second, nil)
 		defer b.stop()
+		if n := b.runner.Delivery().Queued; n != 1 {
+			t.Fatalf("%d messages counted as queued after the restart", n)
+		}
 		deliveredAfter(t, second, start, 150*time.Second, echo+"hi")
+		if n := b.runner.Delivery().Queued; n != 0 {
+			t.Fatalf("%d messages counted as queued after delivery", n)
+		}
 	})
 }
 
@@ -460,4 +466,36 @@ func TestHungEditTimesOut(t *testing.T) {
 		}
 		t.Logf("%d edit attempts; the answer was delivered after %s", len(editAt), took)
 	})
+}
+
+// /healthz reports the messages waiting in the outbound queue and the
+// sends that may have gone through, without calling the gateway unwell
+// for them.
+func TestHealthzDelivery(t *testing.T) {
+	ad := &fakeAdapter{name: "fake", fail: func(n int, out adapters.Outgoing) error {
+		switch out.Text {
+		case "held":
+			return rateLimited(150 * time.Second)
+		case "unsure":
+			return &adapters.MaybeSentError{Err: context.DeadlineExceeded}
+		}
+		return nil
+	}}
+	h := newHarness(t, nil, func(c *Config) {
+		c.Adapters = append(c.Adapters, ad)
+	})
+	if hz := h.healthz(); hz.Delivery.Queued != 0 || hz.Delivery.MaybeSent != 0 {
+		t.Fatalf("healthz before: %+v", hz)
+	}
+	var queued *herald.QueuedError
+	if err := h.runner.Deliver(context.Background(), herald.Target{Platform: "fake", ChatID: "c1"}, "held"); !errors.As(err, &queued) {
+		t.Fatalf("deliver: %v, want queued", err)
+	}
+	if err := h.runner.Deliver(context.Background(), herald.Target{Platform: "fake", ChatID: "c2"}, "unsure"); !errors.Is(err, herald.ErrMaybeSent) {
+		t.Fatalf("deliver: %v, want maybe sent", err)
+	}
+	hz := h.healthz()
+	if hz.code != 200 || hz.Status != "ok" || hz.Delivery.Queued != 1 || hz.Delivery.MaybeSent != 1 {
+		t.Fatalf("healthz: %+v", hz)
+	}
 }

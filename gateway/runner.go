@@ -131,7 +131,9 @@ type Runner struct {
 	outboxKick chan struct{}
 	// maybeSent counts sends that timed out after their request was
 	// written (delivered or not: unknown) and were not repeated
-	maybeSent  atomic.Int64
+	maybeSent atomic.Int64
+	// queued is how many messages wait in the outbound queue
+	queued     atomic.Int64
 	baseCtx    context.Context
 	cancelBase context.CancelFunc
 }
@@ -200,6 +202,7 @@ func New(cfg Config) *Runner {
 	r.baseCtx, r.cancelBase = context.WithCancel(context.Background())
 	if r.store != nil {
 		r.unfinished = r.readUnfinished()
+		r.countQueued(context.Background())
 	}
 	r.accepting.Store(true)
 	return r
@@ -365,6 +368,21 @@ func (r *Runner) Health() map[string]string {
 		out[string(p)] = state
 	}
 	return out
+}
+
+// Delivery is the state of delivery /healthz reports besides Health.
+type Delivery struct {
+	// MaybeSent is how many sends timed out after they were written and
+	// were not repeated since the gateway started (see Runner.MaybeSent).
+	MaybeSent int64
+	// Queued is how many messages wait in the outbound queue for a rate
+	// limit to pass.
+	Queued int64
+}
+
+// Delivery returns the state of delivery now.
+func (r *Runner) Delivery() Delivery {
+	return Delivery{MaybeSent: r.MaybeSent(), Queued: r.queued.Load()}
 }
 
 // Platforms lists the configured platforms in start order.
