@@ -196,7 +196,7 @@ func New(cfg Config) *Runner {
 		r.order = append(r.order, a.Platform())
 		r.health.Store(a.Platform(), "starting")
 		if m, ok := a.(adapters.CommandMenu); ok {
-			m.SetCommands(commandMenu())
+			m.SetCommands(r.commandMenu())
 		}
 	}
 	r.baseCtx, r.cancelBase = context.WithCancel(context.Background())

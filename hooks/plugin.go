@@ -36,6 +36,24 @@ func (c *PluginContext) RegisterHook(name string, h Handler) {
 	}))
 }
 
+// RegisterCommand adds a slash command the gateway answers with handler:
+// /name in any chat (after the command:<name> hooks, as for a built-in),
+// listed in /help and in the command menu of platforms that have one,
+// with description ("Plugin command" when empty) and argsHint (what it
+// takes, e.g. "<city>"; trimmed). name is kept lower case, without a
+// leading "/", white space and "_" as "-". An empty name, a name of a
+// built-in command or its alias, or one another plugin registered, is
+// refused with an error naming the plugin; Register may return it (the
+// plugin is then skipped) or go on without the command.
+func (c *PluginContext) RegisterCommand(name, description, argsHint string, handler CommandHandler) error {
+	remove, err := c.reg.commands.add(PluginCommand{Name: name, Description: description, ArgsHint: argsHint, Plugin: c.plugin.Name, Handler: handler})
+	if err != nil {
+		return err
+	}
+	c.unsubs = append(c.unsubs, remove)
+	return nil
+}
+
 // Logger returns the gateway's logger, scoped to the plugin.
 func (c *PluginContext) Logger() interface {
 	Info(string, ...any)

@@ -61,6 +61,13 @@ func TestPluginInAGateway(t *testing.T) {
 	if strings.Contains(r.Text(), myplugin.BlockMessage) || !strings.Contains(r.Text(), "allowed") {
 		t.Fatalf("reply %q", r.Text())
 	}
+	// the plugin's command: the allowed call ran (the refused one never did)
+	if r = g.Say(t, "c1", "/tool-calls"); r.Text() != "1 tool calls in this conversation." {
+		t.Fatalf("/tool-calls answered %q", r.Text())
+	}
+	if r = g.Say(t, "c1", "/help"); !strings.Contains(r.Text(), "/tool-calls — how many tool calls this conversation made") {
+		t.Fatalf("/help: %q", r.Text())
+	}
 }
 
 func TestRefused(t *testing.T) {
