@@ -84,29 +84,46 @@ func (r *Runner) command(ctx context.Context, c *chat, j *job, typed, canonical,
 const pluginCommandTimeout = 30 * time.Second
 
 // pluginCommand runs a plugin's command on an idle chat and replies with
-// what it returns. The handler is foreign code: a panic or an error is
-// told to the user as the command's failure, and logged with the plugin's
-// name.
+// what it returns. The handler is foreign code: a panic, an error or no
+// answer within pluginCommandTimeout is told to the user as the command's
+// failure and logged with the plugin's name. A handler that ignores its
+// context is left behind (on its own goroutine) rather than hold the chat,
+// as the registry leaves a Go callback that overruns.
 func (r *Runner) pluginCommand(ctx context.Context, c *chat, j *job, p hooks.PluginCommand, args string) {
 	c.mu.Lock()
 	id := c.sessID()
 	c.mu.Unlock()
+	type answer struct {
+		text string
+		err  error
+	}
 	hctx, cancel := context.WithTimeout(ctx, pluginCommandTimeout)
-	text, err := func() (text string, err error) {
+	defer cancel()
+	answered := make(chan answer, 1)
+	go func() {
 		defer func() {
 			if x := recover(); x != nil {
-				err = fmt.Errorf("panic: %v", x)
+				answered <- answer{err: fmt.Errorf("panic: %v", x)}
 			}
 		}()
-		return p.Handler(hctx, &hooks.CommandCall{Command: p.Name, RawArgs: args, SessionID: id, Source: j.msg.Source})
+		text, err := p.Handler(hctx, &hooks.CommandCall{Command: p.Name, RawArgs: args, SessionID: id, Source: j.msg.Source})
+		answered <- answer{text, err}
 	}()
-	cancel()
-	if err != nil {
-		msg := r.cfg.Redactor.Redact(err.Error())
-		r.log.Error("plugin command failed", "plugin", p.Plugin, "command", p.Name, "err", msg)
-		text = fmt.Sprintf("⚠️ /%s failed: %s", p.Name, msg)
+	var a answer
+	select {
+	case a = <-answered:
+	case <-hctx.Done():
+		a.err = fmt.Errorf("no answer within %s", pluginCommandTimeout)
+		if ctx.Err() != nil {
+			a.err = ctx.Err()
+		}
 	}
-	r.reply(j, text)
+	if a.err != nil {
+		msg := r.cfg.Redactor.Redact(a.err.Error())
+		r.log.Error("plugin command failed", "plugin", p.Plugin, "command", p.Name, "err", msg)
+		a.text = fmt.Sprintf("⚠️ /%s failed: %s", p.Name, msg)
+	}
+	r.reply(j, a.text)
 	j.rec.Resolve(adapters.Outcome{Status: adapters.StatusDone, SessionID: id})
 }
 

@@ -7,6 +7,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"testing/synctest"
 	"time"
 
 	"github.com/heraldgw/herald/adapters"
@@ -127,4 +128,31 @@ func TestPluginCommandInTelegramMenu(t *testing.T) {
 	if sent := srv.Calls("sendMessage"); sent[0].Text != "Sunny in Lyon for 42 on telegram:42 (weather)" {
 		t.Fatalf("sent %+v", sent)
 	}
+}
+
+// A plugin command whose handler never answers (it ignores its context)
+// fails after its deadline instead of holding the chat: the user is told,
+// and the chat goes on.
+func TestPluginCommandHandlerHangs(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		release := make(chan struct{})
+		hang := hooks.Plugin{Name: "hang", Register: func(c *hooks.PluginContext) error {
+			return c.RegisterCommand("slow", "", "", func(ctx context.Context, call *hooks.CommandCall) (string, error) {
+				<-release
+				return "too late", nil
+			})
+		}}
+		ad := &fakeAdapter{name: "fake"}
+		b := newBubble(t, ad, nil, withPlugins(hang))
+		defer b.stop()
+		defer close(release)
+		took := b.turnTook(t, "/slow")
+		if took != pluginCommandTimeout {
+			t.Fatalf("answered after %s", took)
+		}
+		b.turnTook(t, "next")
+		if got := ad.texts(); len(got) != 2 || got[0] != "⚠️ /slow failed: no answer within 30s" || got[1] != echo+"next" {
+			t.Fatalf("sent %q", got)
+		}
+	})
 }
