@@ -151,8 +151,8 @@ func (p *pacer) bot(platform herald.Platform) *window {
 // chat takes its own next slot, which may lie in the future).
 type window []time.Time
 
-// since drops the slots before from (they count in no span that a new
-// slot, at from+span or later, falls into).
+// since drops the slots before from; called with from = now - span, it
+// drops only slots that no span holding a new slot (now or later) holds.
 func (w window) since(from time.Time) window {
 	i := 0
 	for i < len(w) && w[i].Before(from) {
