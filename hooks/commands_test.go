@@ -80,7 +80,7 @@ func TestRegisterCommandConflicts(t *testing.T) {
 	if second == nil || !strings.Contains(second.Error(), `plugin "second": command /deploy is already registered by plugin "first"`) {
 		t.Fatalf("second: %v", second)
 	}
-	if len(loaded) != 2 {
+	if len(loaded) != 2 || len(loaded[0].Commands) != 1 || loaded[0].Commands[0] != "deploy" || len(loaded[1].Commands) != 0 {
 		t.Fatalf("loaded %+v", loaded)
 	}
 	if cmds := reg.Commands(); len(cmds) != 1 || cmds[0].Name != "deploy" || cmds[0].Plugin != "first" {

@@ -15,10 +15,11 @@ type Plugin struct {
 
 // PluginContext is what a plugin's Register gets.
 type PluginContext struct {
-	plugin *Plugin
-	reg    *Registry
-	events []string
-	unsubs []func()
+	plugin   *Plugin
+	reg      *Registry
+	events   []string
+	commands []string
+	unsubs   []func()
 }
 
 // RegisterHook subscribes h to one catalogue name; an alias (PreToolUse,
@@ -51,6 +52,7 @@ func (c *PluginContext) RegisterCommand(name, description, argsHint string, hand
 		return err
 	}
 	c.unsubs = append(c.unsubs, remove)
+	c.commands = append(c.commands, NormalizeCommandName(name))
 	return nil
 }
 
@@ -95,6 +97,8 @@ type LoadedPlugin struct {
 	Name        string
 	Description string
 	Events      []string
+	// Commands are the slash commands it registered, without the slash.
+	Commands []string
 }
 
 // LoadPlugins registers each plugin, in order. A plugin whose Register
@@ -123,7 +127,7 @@ func (r *Registry) LoadPlugins(plugins ...Plugin) []LoadedPlugin {
 			}
 			continue
 		}
-		out = append(out, LoadedPlugin{Name: p.Name, Description: p.Description, Events: c.events})
+		out = append(out, LoadedPlugin{Name: p.Name, Description: p.Description, Events: c.events, Commands: c.commands})
 	}
 	return out
 }

@@ -41,7 +41,8 @@ func TestBuildAndRun(t *testing.T) {
 		}
 		return out.String()
 	}
-	if out := run("hooks", "list"); !strings.Contains(out, "myplugin — refuses force-pushes") || !strings.Contains(out, "pre_tool_call, post_tool_call, on_session_end") {
+	if out := run("hooks", "list"); !strings.Contains(out, "myplugin — refuses force-pushes") || !strings.Contains(out, "pre_tool_call, post_tool_call, on_session_end") ||
+		!strings.Contains(out, "commands: /tool-calls") {
 		t.Fatalf("hooks list:\n%s", out)
 	}
 	if out := run("chat", "-q", "run: rm -rf /"); !strings.Contains(out, myplugin.BlockMessage) {
