@@ -19,9 +19,9 @@ import (
 // built-ins in /help's order, without aliases, then the plugins' commands
 // in the order they registered.
 func (r *Runner) commandMenu() []adapters.Command {
-	plugin := r.hooks.Commands()
-	out := make([]adapters.Command, 0, len(hooks.BuiltinCommands)+len(plugin))
-	for _, b := range hooks.BuiltinCommands {
+	builtin, plugin := hooks.BuiltinCommands(), r.hooks.Commands()
+	out := make([]adapters.Command, 0, len(builtin)+len(plugin))
+	for _, b := range builtin {
 		out = append(out, adapters.Command{Name: b.Name, Description: b.Description})
 	}
 	for _, p := range plugin {
@@ -250,7 +250,7 @@ func (r *Runner) builtin(ctx context.Context, c *chat, j *job, typed, canonical,
 func (r *Runner) helpText() string {
 	var b strings.Builder
 	b.WriteString("Commands:")
-	for _, c := range hooks.BuiltinCommands {
+	for _, c := range hooks.BuiltinCommands() {
 		fmt.Fprintf(&b, "\n/%s — %s", c.Name, c.Description)
 	}
 	if plugin := r.hooks.Commands(); len(plugin) > 0 {

@@ -114,7 +114,7 @@ func TestPluginCommandInTelegramMenu(t *testing.T) {
 		t.Fatal(err)
 	}
 	menu := srv.Commands("default")
-	if len(menu) != len(hooks.BuiltinCommands)+2 {
+	if len(menu) != len(hooks.BuiltinCommands())+2 {
 		t.Fatalf("menu %+v", menu)
 	}
 	if got := menu[len(menu)-2:]; got[0] != (telegramtest.BotCommand{Command: "weather", Description: "tells the weather"}) ||

@@ -10,6 +10,7 @@ package hooks
 import (
 	"context"
 	"fmt"
+	"slices"
 	"strings"
 	"sync"
 
@@ -26,8 +27,22 @@ type BuiltinCommand struct {
 	Description string
 }
 
-// BuiltinCommands are the gateway's own commands, in /help's order.
-var BuiltinCommands = []BuiltinCommand{
+// BuiltinCommands returns the gateway's own commands, in /help's order
+// (a copy: the catalogue itself cannot be changed).
+func BuiltinCommands() []BuiltinCommand {
+	out := make([]BuiltinCommand, len(builtinCommands))
+	for i, b := range builtinCommands {
+		out[i] = b.clone()
+	}
+	return out
+}
+
+func (b BuiltinCommand) clone() BuiltinCommand {
+	b.Aliases = append([]string(nil), b.Aliases...)
+	return b
+}
+
+var builtinCommands = []BuiltinCommand{
 	{Name: "new", Aliases: []string{"reset"}, Description: "start a new conversation (alias /reset)"},
 	{Name: "stop", Description: "stop the running turn"},
 	{Name: "status", Description: "show this conversation's session and state"},
@@ -89,14 +104,9 @@ func NormalizeCommandName(name string) string {
 // BuiltinCommandNamed returns the built-in command name (a canonical name
 // or an alias, read as NormalizeCommandName reads it) runs.
 func BuiltinCommandNamed(name string) (BuiltinCommand, bool) {
-	for _, b := range BuiltinCommands {
-		if b.Name == name {
-			return b, true
-		}
-		for _, a := range b.Aliases {
-			if a == name {
-				return b, true
-			}
+	for _, b := range builtinCommands {
+		if b.Name == name || slices.Contains(b.Aliases, name) {
+			return b.clone(), true
 		}
 	}
 	return BuiltinCommand{}, false
