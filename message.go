@@ -243,7 +243,10 @@ func ParseTarget(s string) (Target, error) {
 
 // Deliverer sends text to a Target through the gateway's one delivery path
 // (formatting, splitting, retries, transcript). Tools, cron and BOOT.md use
-// it; adapters never do.
+// it; adapters never do. Deliver returns nil when the text was sent; a
+// *QueuedError when it is kept to be sent later; an error wrapping
+// ErrMaybeSent when it may or may not be in the chat. Neither of those
+// two is to be delivered again.
 type Deliverer interface {
 	Deliver(ctx context.Context, to Target, text string) error
 }

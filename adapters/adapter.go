@@ -89,8 +89,9 @@ type Deleter interface {
 	Delete(ctx context.Context, to herald.Target, messageID string) error
 }
 
-// Pace is how fast a bot may post to one chat before the platform starts
-// answering 429. The zero value paces nothing.
+// Pace is how fast a bot may post to one chat, and to all its chats
+// together, before the platform starts answering 429. The zero value
+// paces nothing.
 type Pace struct {
 	// Every is the least time between two messages (or edits) to the
 	// chat.
@@ -98,11 +99,16 @@ type Pace struct {
 	// PerMinute is the most messages the chat takes in any minute; 0 is
 	// no such limit.
 	PerMinute int
+	// BotPerSecond is the most messages the bot may post in any second
+	// over all its chats on the platform (Telegram: about 30); 0 is no
+	// such limit. It is the platform's, not the chat's: an adapter gives
+	// the same value for every chat.
+	BotPerSecond int
 }
 
 // Pacer is implemented by adapters whose platform limits how fast a bot
-// may post to one chat; the gateway spaces messages to that chat by it.
-// Pace must be cheap and must not block.
+// may post; the gateway spaces messages to each chat, and over all the
+// adapter's chats, by it. Pace must be cheap and must not block.
 type Pacer interface {
 	Pace(to herald.Target) Pace
 }

@@ -3,9 +3,11 @@ package agent
 import (
 	"context"
 	"errors"
+	"fmt"
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/heraldgw/herald"
 )
@@ -70,6 +72,20 @@ func TestSendMessage(t *testing.T) {
 			t.Errorf("%s %v", out, err)
 		}
 	})
+	// queued or maybe sent is not a failure: the model must not send it again
+	for _, tc := range []struct {
+		err  error
+		note string
+	}{
+		{&herald.QueuedError{Until: time.Date(2026, 12, 3, 8, 0, 0, 0, time.UTC)}, "queued and will be delivered at 2026-12-03T08:00:00Z; do not send it again"},
+		{fmt.Errorf("deliver to telegram:1: %w", herald.ErrMaybeSent), "probably delivered; do not send it again"},
+	} {
+		d.err = tc.err
+		out, err := bound.Run(context.Background(), &Call{Args: map[string]any{"target": "telegram", "message": "x"}})
+		if err != nil || !strings.Contains(out, `"success":true`) || !strings.Contains(out, tc.note) {
+			t.Errorf("%v: %s %v", tc.err, out, err)
+		}
+	}
 	t.Run("delivery error", func(t *testing.T) {
 		d.err = errors.New("telegram: 403 bot was blocked")
 		_, err := bound.Run(context.Background(), &Call{Args: map[string]any{"target": "telegram", "message": "x"}})

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"strings"
 	"sync"
+	"time"
 
 	"github.com/heraldgw/herald"
 )
@@ -96,9 +97,19 @@ func (t *SendMessage) Run(ctx context.Context, c *Call) (string, error) {
 	if !found {
 		return "", fmt.Errorf("send_message: platform %s is not configured (configured: %s)", to.Platform, strings.Join(configured, ", "))
 	}
-	if err := d.Deliver(ctx, to, text); err != nil {
+	answer := map[string]any{"success": true, "target": to.String()}
+	// a queued or maybe-sent message is not a failure: the model must
+	// not send it again
+	var queued *herald.QueuedError
+	switch err := d.Deliver(ctx, to, text); {
+	case err == nil:
+	case errors.As(err, &queued):
+		answer["note"] = "rate limited: the message is queued and will be delivered at " + queued.Until.UTC().Format(time.RFC3339) + "; do not send it again"
+	case errors.Is(err, herald.ErrMaybeSent):
+		answer["note"] = "the platform did not confirm the message in time; it was probably delivered; do not send it again"
+	default:
 		return "", fmt.Errorf("send_message: %w", err)
 	}
-	b, err := json.Marshal(map[string]any{"success": true, "target": to.String()})
+	b, err := json.Marshal(answer)
 	return string(b), err
 }

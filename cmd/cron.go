@@ -151,7 +151,11 @@ func writeJob(w io.Writer, j *cron.Job, jobs *cron.Jobs) {
 		}
 		fmt.Fprintf(w, "    Last run:  %s  %s\n", j.LastRunAt.In(loc).Format(timeLayout), status)
 	}
-	if j.LastDeliveryError != "" {
+	switch {
+	case j.LastDeliveryError == "":
+	case j.LastStatus == cron.StatusQueued || j.LastStatus == cron.StatusMaybeSent:
+		fmt.Fprintf(w, "    Delivery:  %s\n", oneLine(j.LastDeliveryError))
+	default:
 		fmt.Fprintf(w, "    ⚠ Delivery failed: %s\n", oneLine(j.LastDeliveryError))
 	}
 }
@@ -254,16 +258,15 @@ type runView struct {
 	Output        string   `json:"output,omitempty"`
 	Delivered     []string `json:"delivered,omitempty"`
 	DeliveryError string   `json:"delivery_error,omitempty"`
+	Queued        []string `json:"queued,omitempty"`
+	MaybeSent     []string `json:"maybe_sent,omitempty"`
 }
 
 func viewOf(o *cron.Outcome, red *herald.Redactor) runView {
 	v := runView{JobID: o.Job.ID, Name: o.Job.Name, Response: o.Response, Silent: o.Silent, Output: o.OutputPath,
-		Delivered: o.Delivered, DeliveryError: o.DeliveryError, Status: cron.StatusOK}
-	switch {
-	case o.Err != nil:
-		v.Status, v.Error = cron.StatusError, red.Redact(o.Err.Error())
-	case o.DeliveryError != "":
-		v.Status = cron.StatusDeliveryFailed
+		Delivered: o.Delivered, DeliveryError: o.DeliveryError, Queued: o.Queued, MaybeSent: o.MaybeSent, Status: o.Status()}
+	if o.Err != nil {
+		v.Error = red.Redact(o.Err.Error())
 	}
 	return v
 }
@@ -314,6 +317,12 @@ func (e *env) cronRun(ctx context.Context, args []string) error {
 	}
 	if len(v.Delivered) > 0 {
 		fmt.Fprintf(w, "Delivered to: %s\n", strings.Join(v.Delivered, ", "))
+	}
+	if len(v.Queued) > 0 {
+		fmt.Fprintf(w, "Queued for later (the platform asked to wait): %s\n", strings.Join(v.Queued, ", "))
+	}
+	if len(v.MaybeSent) > 0 {
+		fmt.Fprintf(w, "May have been sent (timed out after it was written; not sent again): %s\n", strings.Join(v.MaybeSent, ", "))
 	}
 	if v.DeliveryError != "" {
 		fmt.Fprintf(w, "⚠ Delivery failed: %s\n", v.DeliveryError)

@@ -74,6 +74,17 @@ func (e *env) gateway(ctx context.Context, args []string) error {
 	}
 	a.redactor.Add(token)
 	runnerReady := make(chan *gateway.Runner, 1)
+	// started is the runner once it is built (the local platform is built
+	// first and may be asked for /healthz before)
+	started := func() *gateway.Runner {
+		select {
+		case r := <-runnerReady:
+			runnerReady <- r
+			return r
+		default:
+			return nil
+		}
+	}
 	var runner *gateway.Runner
 	lc := a.cfg.Platforms.Local
 	addrFile := filepath.Join(a.home, "local.addr")
@@ -85,13 +96,17 @@ func (e *env) gateway(ctx context.Context, args []string) error {
 		Outbox: a.store,
 		Events: localEvents(a),
 		Health: func() map[string]string {
-			select {
-			case r := <-runnerReady:
-				runnerReady <- r
+			if r := started(); r != nil {
 				return r.Health()
-			default:
-				return map[string]string{"local": "starting"}
 			}
+			return map[string]string{"local": "starting"}
+		},
+		Delivery: func() local.Delivery {
+			if r := started(); r != nil {
+				d := r.Delivery()
+				return local.Delivery{MaybeSent: d.MaybeSent, Queued: d.Queued}
+			}
+			return local.Delivery{}
 		},
 		OnListen: func(addr string) {
 			os.WriteFile(addrFile, []byte(addr+"\n"), 0o600)

@@ -45,6 +45,9 @@ func (e *env) hooksList(ctx context.Context, args []string) error {
 		fmt.Fprintf(e.stdout, "Go plugins (%d):\n", len(a.plugins))
 		for _, p := range a.plugins {
 			fmt.Fprintf(e.stdout, "  %s — %s\n    events: %s\n", p.Name, p.Description, strings.Join(p.Events, ", "))
+			if len(p.Commands) > 0 {
+				fmt.Fprintf(e.stdout, "    commands: /%s\n", strings.Join(p.Commands, ", /"))
+			}
 		}
 	}
 	for _, l := range hookListers {

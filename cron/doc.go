@@ -35,8 +35,11 @@
 //     its own context; a panicking job is recorded as an error and the
 //     scheduler goes on.
 //   - Each run saves its output under $HERALD_HOME/cron/output/<job>/ and
-//     is recorded (last_run_at, last_status ok|error|delivery_failed,
-//     last_error, last_delivery_error). A successful reply containing
+//     is recorded (last_run_at, last_status
+//     ok|error|delivery_failed|queued|maybe_sent, last_error,
+//     last_delivery_error). A delivery the gateway queued for later or
+//     that may have gone through is recorded as such, never sent again.
+//     A successful reply containing
 //     [SILENT] is not delivered; a failure is always delivered, as
 //     "⚠️ Cron job '<name>' failed:" and the error.
 //   - Jobs run without the cron and messaging tools, and with no approver,

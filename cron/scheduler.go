@@ -174,11 +174,49 @@ type Outcome struct {
 	Silent     bool
 	OutputPath string
 	// Delivered lists the targets reached; DeliveryError joins the
-	// failures ("" when every delivery went through).
+	// failures ("" when no delivery failed).
 	Delivered     []string
 	DeliveryError string
+	// Queued lists the targets whose text waits in the gateway's
+	// outbound queue, each with the time it may go ("telegram:42 until
+	// 2026-12-03T08:00:00Z"); MaybeSent those whose send timed out after
+	// it was written. Neither is sent again.
+	Queued    []string
+	MaybeSent []string
 	// Removed is set when the run used up the job's repeats.
 	Removed bool
+}
+
+// Status is the run's status as recorded: error, delivery_failed,
+// queued, maybe_sent or ok, the first that applies.
+func (o *Outcome) Status() string {
+	switch {
+	case o.Err != nil:
+		return StatusError
+	case o.DeliveryError != "":
+		return StatusDeliveryFailed
+	case len(o.Queued) > 0:
+		return StatusQueued
+	case len(o.MaybeSent) > 0:
+		return StatusMaybeSent
+	}
+	return StatusOK
+}
+
+// deliveryText is what is recorded as the run's last_delivery_error: the
+// failures, what is queued and what may have been sent.
+func (o *Outcome) deliveryText() string {
+	var parts []string
+	if o.DeliveryError != "" {
+		parts = append(parts, o.DeliveryError)
+	}
+	if len(o.Queued) > 0 {
+		parts = append(parts, "queued for later (the platform asked to wait): "+strings.Join(o.Queued, ", "))
+	}
+	if len(o.MaybeSent) > 0 {
+		parts = append(parts, "may have been sent (timed out after it was written; not sent again): "+strings.Join(o.MaybeSent, ", "))
+	}
+	return strings.Join(parts, "; ")
 }
 
 // RunNow runs a job at once, outside its schedule (herald cron run), and
@@ -200,16 +238,15 @@ func (s *Scheduler) runClaimed(ctx context.Context, job *Job) *Outcome {
 	jctx, cancel := context.WithTimeout(ctx, s.cfg.JobTimeout)
 	out := s.execute(jctx, job, start)
 	cancel()
-	rec := RunRecord{Success: out.Err == nil, At: start}
-	if out.Err != nil {
-		rec.Error = s.redact(out.Err.Error())
-	}
 	if ctx.Err() == nil {
 		s.deliver(ctx, job, out)
 	} else if !out.Silent {
 		out.DeliveryError = "not delivered: the gateway was stopping"
 	}
-	rec.DeliveryError = out.DeliveryError
+	rec := RunRecord{Status: out.Status(), DeliveryError: out.deliveryText(), At: start}
+	if out.Err != nil {
+		rec.Error = s.redact(out.Err.Error())
+	}
 	mctx, mcancel := context.WithTimeout(context.WithoutCancel(ctx), 30*time.Second)
 	removed, err := s.cfg.Jobs.mark(mctx, job, rec)
 	mcancel()
@@ -222,6 +259,8 @@ func (s *Scheduler) runClaimed(ctx context.Context, job *Job) *Outcome {
 		log.Error("cron job failed", "err", rec.Error, "took", time.Since(start).Round(time.Millisecond))
 	case out.DeliveryError != "":
 		log.Warn("cron job ran but delivery failed", "err", out.DeliveryError, "took", time.Since(start).Round(time.Millisecond))
+	case rec.Status != StatusOK:
+		log.Warn("cron job done; its delivery is not known to be done", "status", rec.Status, "delivery", rec.DeliveryError, "delivered", strings.Join(out.Delivered, ","), "took", time.Since(start).Round(time.Millisecond))
 	default:
 		log.Info("cron job done", "silent", out.Silent, "delivered", strings.Join(out.Delivered, ","), "took", time.Since(start).Round(time.Millisecond))
 	}
@@ -399,11 +438,17 @@ func (s *Scheduler) deliver(ctx context.Context, job *Job, out *Outcome) {
 		dctx, cancel := context.WithTimeout(ctx, 5*time.Minute)
 		err := s.cfg.Deliverer.Deliver(dctx, t, content)
 		cancel()
-		if err != nil {
+		var queued *herald.QueuedError
+		switch {
+		case err == nil:
+			out.Delivered = append(out.Delivered, t.String())
+		case errors.As(err, &queued):
+			out.Queued = append(out.Queued, t.String()+" until "+queued.Until.UTC().Format(time.RFC3339))
+		case errors.Is(err, herald.ErrMaybeSent):
+			out.MaybeSent = append(out.MaybeSent, t.String())
+		default:
 			errs = append(errs, fmt.Errorf("%s: %w", t, err))
-			continue
 		}
-		out.Delivered = append(out.Delivered, t.String())
 	}
 	if len(errs) > 0 {
 		msgs := make([]string, len(errs))

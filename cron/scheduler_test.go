@@ -373,12 +373,17 @@ func TestDeliveryTargets(t *testing.T) {
 		{deliver: "slack", want: "", status: StatusDeliveryFailed, deliErr: "slack: the platform is not configured"},
 		{deliver: "localhome", want: "", status: StatusDeliveryFailed, deliErr: "not configured"},
 		{deliver: "telegram:bad,telegram", want: "telegram:tg-home", status: StatusDeliveryFailed, deliErr: "telegram:bad: chat not found"},
+		{deliver: "telegram:slow,telegram", want: "telegram:tg-home", status: StatusQueued, deliErr: "queued for later (the platform asked to wait): telegram:slow until 2000-01-01T01:02:30Z"},
+		{deliver: "telegram:lost,telegram", want: "telegram:tg-home", status: StatusMaybeSent, deliErr: "may have been sent (timed out after it was written; not sent again): telegram:lost"},
+		{deliver: "telegram:bad,telegram:slow", want: "", status: StatusDeliveryFailed, deliErr: "telegram:bad: chat not found; queued for later (the platform asked to wait): telegram:slow until"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.deliver, func(t *testing.T) {
 			synctest.Test(t, func(t *testing.T) {
 				e := newEnv(t)
-				e.del.fail = map[string]error{"telegram:bad": errors.New("chat not found")}
+				e.del.fail = map[string]error{"telegram:bad": errors.New("chat not found"),
+					"telegram:slow": &herald.QueuedError{Target: herald.Target{Platform: "telegram", ChatID: "slow"}, Until: time.Date(2000, 1, 1, 1, 2, 30, 0, time.UTC)},
+					"telegram:lost": fmt.Errorf("deliver to telegram:lost: %w", herald.ErrMaybeSent)}
 				j := e.add(NewJob{Name: "n", Prompt: "p", Schedule: "every 1h", Deliver: tt.deliver, Origin: tt.origin})
 				s := New(e.config())
 				out, err := s.RunNow(context.Background(), j.ID)
@@ -399,7 +404,7 @@ func TestDeliveryTargets(t *testing.T) {
 				if jj.LastStatus != tt.status || !strings.Contains(jj.LastDeliveryError, tt.deliErr) || (tt.deliErr == "") != (jj.LastDeliveryError == "") {
 					t.Errorf("status %q delivery error %q, want %q containing %q", jj.LastStatus, jj.LastDeliveryError, tt.status, tt.deliErr)
 				}
-				if out.DeliveryError != jj.LastDeliveryError {
+				if out.deliveryText() != jj.LastDeliveryError || out.Status() != jj.LastStatus {
 					t.Errorf("outcome %q vs stored %q", out.DeliveryError, jj.LastDeliveryError)
 				}
 			})

@@ -24,11 +24,17 @@ const (
 	StateError     = "error"
 )
 
-// Status values of a job's last run.
+// Status values of a job's last run. Queued and maybe_sent are runs that
+// worked and whose delivery did not fail but is not known to be done: the
+// text waits in the gateway's outbound queue (a long rate limit) and goes
+// when the platform allows, or a send timed out after it was written and
+// may be in the chat. Neither is sent again.
 const (
 	StatusOK             = "ok"
 	StatusError          = "error"
 	StatusDeliveryFailed = "delivery_failed"
+	StatusQueued         = "queued"
+	StatusMaybeSent      = "maybe_sent"
 )
 
 // Job is one scheduled job as stored in state.db (table cron_jobs).
@@ -51,8 +57,10 @@ type Job struct {
 	CreatedAt time.Time
 	NextRunAt time.Time // zero: none
 	LastRunAt time.Time // zero: never
-	// LastStatus is "", ok, error or delivery_failed.
-	LastStatus        string
+	// LastStatus is "", ok, error, delivery_failed, queued or maybe_sent.
+	LastStatus string
+	// LastDeliveryError is what went wrong with the last run's delivery,
+	// or for a queued or maybe_sent run what is not known to be done.
 	LastError         string
 	LastDeliveryError string
 	RunningSince      time.Time // zero: not running
@@ -408,8 +416,11 @@ func (j *Jobs) claimNow(ctx context.Context, id string, now time.Time) (*Job, er
 
 // RunRecord is the outcome of one run, as mark records it.
 type RunRecord struct {
-	Success       bool
-	Error         string
+	// Status is one of the Status values (Outcome.Status).
+	Status string
+	Error  string
+	// DeliveryError is the delivery failure, or what a queued or
+	// maybe_sent delivery left open.
 	DeliveryError string
 	// Manual runs (herald cron run) count like scheduled ones.
 	At time.Time
@@ -421,13 +432,7 @@ type RunRecord struct {
 // has used up its repeats is removed; a recurring job whose next run
 // cannot be computed goes to state error (it is not disabled).
 func (j *Jobs) mark(ctx context.Context, job *Job, r RunRecord) (removed bool, err error) {
-	status := StatusOK
-	switch {
-	case !r.Success:
-		status = StatusError
-	case r.DeliveryError != "":
-		status = StatusDeliveryFailed
-	}
+	status := r.Status
 	err = j.st.Write(ctx, func(tx *sql.Tx) error {
 		removed = false
 		var times sql.NullInt64

@@ -15,46 +15,34 @@ import (
 	"github.com/heraldgw/herald/sessions"
 )
 
-// builtin commands: canonical name → one-line help.
-var builtins = map[string]string{
-	"new":     "start a new conversation (alias /reset)",
-	"stop":    "stop the running turn",
-	"status":  "show this conversation's session and state",
-	"help":    "list commands (alias /commands)",
-	"queue":   "queue a message for after the running turn (alias /q)",
-	"whoami":  "show your platform user id",
-	"model":   "show the model in use",
-	"approve": "allow the command waiting for approval (/approve session, /approve always)",
-	"deny":    "refuse the command waiting for approval",
-}
-
-var aliases = map[string]string{"reset": "new", "commands": "help", "q": "queue"}
-
-// commandOrder is how /help lists them.
-var commandOrder = []string{"new", "stop", "status", "queue", "approve", "deny", "model", "whoami", "help"}
-
 // commandMenu is the catalogue platforms with a command menu show: the
-// built-ins in /help's order, without aliases.
-func commandMenu() []adapters.Command {
-	out := make([]adapters.Command, 0, len(commandOrder))
-	for _, n := range commandOrder {
-		out = append(out, adapters.Command{Name: n, Description: builtins[n]})
+// built-ins in /help's order, without aliases, then the plugins' commands
+// in the order they registered.
+func (r *Runner) commandMenu() []adapters.Command {
+	builtin, plugin := hooks.BuiltinCommands(), r.hooks.Commands()
+	out := make([]adapters.Command, 0, len(builtin)+len(plugin))
+	for _, b := range builtin {
+		out = append(out, adapters.Command{Name: b.Name, Description: b.Description})
+	}
+	for _, p := range plugin {
+		out = append(out, adapters.Command{Name: p.Name, Description: p.Description})
 	}
 	return out
 }
 
 // canonicalCommand resolves a typed command name ("" for text) to its
-// canonical one; underscores are read as dashes.
-func canonicalCommand(name string) (string, bool) {
+// canonical one, a built-in's or a plugin's; underscores are read as
+// dashes.
+func (r *Runner) canonicalCommand(name string) (string, bool) {
 	if name == "" {
 		return "", false
 	}
 	name = strings.ReplaceAll(name, "_", "-")
-	if c, ok := aliases[name]; ok {
-		return c, true
+	if b, ok := hooks.BuiltinCommandNamed(name); ok {
+		return b.Name, true
 	}
-	if _, ok := builtins[name]; ok {
-		return name, true
+	if p, ok := r.hooks.PluginCommand(name); ok {
+		return p.Name, true
 	}
 	return "", false
 }
@@ -75,18 +63,68 @@ func (r *Runner) command(ctx context.Context, c *chat, j *job, typed, canonical,
 		case "rewrite":
 			j.msg.Text = strings.TrimSpace("/" + out.Rewrite + " " + args)
 			name, a := j.msg.Command()
-			cn, ok := canonicalCommand(name)
+			cn, ok := r.canonicalCommand(name)
 			if !ok {
 				r.reply(j, fmt.Sprintf(UnknownCommandText, out.Rewrite))
 				j.rec.Resolve(adapters.Outcome{Status: adapters.StatusDone, SessionID: c.sessID()})
 				return
 			}
 			// the hook is not fired again for the rewritten command
-			r.builtin(ctx, c, j, name, cn, a, false)
-			return
+			typed, canonical, args = name, cn, a
 		}
 	}
+	if p, ok := r.hooks.PluginCommand(canonical); ok {
+		r.pluginCommand(ctx, c, j, p, args)
+		return
+	}
 	r.builtin(ctx, c, j, typed, canonical, args, false)
+}
+
+// pluginCommandTimeout bounds a plugin command's handler.
+const pluginCommandTimeout = 30 * time.Second
+
+// pluginCommand runs a plugin's command on an idle chat and replies with
+// what it returns. The handler is foreign code: a panic, an error or no
+// answer within pluginCommandTimeout is told to the user as the command's
+// failure and logged with the plugin's name. A handler that ignores its
+// context is left behind (on its own goroutine) rather than hold the chat,
+// as the registry leaves a Go callback that overruns.
+func (r *Runner) pluginCommand(ctx context.Context, c *chat, j *job, p hooks.PluginCommand, args string) {
+	c.mu.Lock()
+	id := c.sessID()
+	c.mu.Unlock()
+	type answer struct {
+		text string
+		err  error
+	}
+	hctx, cancel := context.WithTimeout(ctx, pluginCommandTimeout)
+	defer cancel()
+	answered := make(chan answer, 1)
+	go func() {
+		defer func() {
+			if x := recover(); x != nil {
+				answered <- answer{err: fmt.Errorf("panic: %v", x)}
+			}
+		}()
+		text, err := p.Handler(hctx, &hooks.CommandCall{Command: p.Name, RawArgs: args, SessionID: id, Source: j.msg.Source})
+		answered <- answer{text, err}
+	}()
+	var a answer
+	select {
+	case a = <-answered:
+	case <-hctx.Done():
+		a.err = fmt.Errorf("no answer within %s", pluginCommandTimeout)
+		if ctx.Err() != nil {
+			a.err = ctx.Err()
+		}
+	}
+	if a.err != nil {
+		msg := r.cfg.Redactor.Redact(a.err.Error())
+		r.log.Error("plugin command failed", "plugin", p.Plugin, "command", p.Name, "err", msg)
+		a.text = fmt.Sprintf("⚠️ /%s failed: %s", p.Name, msg)
+	}
+	r.reply(j, a.text)
+	j.rec.Resolve(adapters.Outcome{Status: adapters.StatusDone, SessionID: id})
 }
 
 // builtin runs a built-in command; busy says a turn is running.
@@ -99,12 +137,7 @@ func (r *Runner) builtin(ctx context.Context, c *chat, j *job, typed, canonical,
 	}
 	switch canonical {
 	case "help":
-		var b strings.Builder
-		b.WriteString("Commands:\n")
-		for _, n := range commandOrder {
-			fmt.Fprintf(&b, "/%s — %s\n", n, builtins[n])
-		}
-		r.reply(j, strings.TrimRight(b.String(), "\n"))
+		r.reply(j, r.helpText())
 		done(adapters.StatusDone)
 	case "whoami":
 		src := j.msg.Source
@@ -211,6 +244,26 @@ func (r *Runner) builtin(ctx context.Context, c *chat, j *job, typed, canonical,
 		r.reply(j, fmt.Sprintf("⏳ Agent is running — `/%s` can't run mid-turn. Wait for the current response or `/stop` first.", typed))
 		done(adapters.StatusDone)
 	}
+}
+
+// helpText is /help: the built-ins, then the plugins' commands.
+func (r *Runner) helpText() string {
+	var b strings.Builder
+	b.WriteString("Commands:")
+	for _, c := range hooks.BuiltinCommands() {
+		fmt.Fprintf(&b, "\n/%s — %s", c.Name, c.Description)
+	}
+	if plugin := r.hooks.Commands(); len(plugin) > 0 {
+		b.WriteString("\n\nPlugin commands:")
+		for _, c := range plugin {
+			fmt.Fprintf(&b, "\n/%s", c.Name)
+			if c.ArgsHint != "" {
+				b.WriteString(" " + c.ArgsHint)
+			}
+			fmt.Fprintf(&b, " — %s", c.Description)
+		}
+	}
+	return b.String()
 }
 
 // reset is /new: interrupt a running turn, then on_session_finalize(old)

@@ -36,7 +36,10 @@ var ErrNotRecorded = errors.New("sent, but not recorded in the chat's transcript
 
 // Deliver sends text to a target through the one delivery path and
 // records it in that chat's open sessions (whatever the chat's type, and
-// each participant's where groups are per user), once it was sent.
+// each participant's where groups are per user), once it was sent. Text
+// a rate limit keeps for later is recorded too and reported with a
+// *herald.QueuedError; text that may or may not have gone through with an
+// error wrapping herald.ErrMaybeSent (see herald.Deliverer).
 func (r *Runner) Deliver(ctx context.Context, to herald.Target, text string) error {
 	a, ok := r.adapters[to.Platform]
 	if !ok {
@@ -52,14 +55,22 @@ func (r *Runner) Deliver(ctx context.Context, to herald.Target, text string) err
 		}
 		to.ChatID = home
 	}
-	if _, err := r.send(ctx, a, to, text, "", quoting{}); err != nil {
+	res, err := r.send(ctx, a, to, text, "", quoting{})
+	if err != nil {
 		return err
+	}
+	var unsure error
+	switch {
+	case !res.queuedUntil.IsZero():
+		unsure = &herald.QueuedError{Target: to, Until: res.queuedUntil}
+	case res.maybeSent:
+		unsure = fmt.Errorf("deliver to %s: %w", to, herald.ErrMaybeSent)
 	}
 	if err := r.record(context.WithoutCancel(ctx), to, text); err != nil {
 		r.log.Error("delivered text not recorded", "target", to.String(), "err", r.cfg.Redactor.Redact(err.Error()))
-		return fmt.Errorf("deliver to %s: %w: %w", to, ErrNotRecorded, err)
+		return errors.Join(unsure, fmt.Errorf("deliver to %s: %w: %w", to, ErrNotRecorded, err))
 	}
-	return nil
+	return unsure
 }
 
 // record stores text, as said by the assistant, in every open session of
@@ -125,9 +136,8 @@ type FormattedLener interface {
 }
 
 // send splits text to the adapter's limit and sends each part (see
-// sendParts). It returns the first part's platform message id. q says
-// which parts quote the message answered.
-func (r *Runner) send(ctx context.Context, a adapters.Adapter, to herald.Target, text, cause string, q quoting) (string, error) {
+// sendParts). q says which parts quote the message answered.
+func (r *Runner) send(ctx context.Context, a adapters.Adapter, to herald.Target, text, cause string, q quoting) (sentParts, error) {
 	// A secret the model or a user wrote into a message does not go out.
 	return r.sendParts(ctx, a, to, numbered(splitFor(r.cfg.Redactor.Redact(text), a), cause, q))
 }
@@ -142,36 +152,50 @@ func numbered(parts []string, cause string, q quoting) []adapters.Outgoing {
 	return outs
 }
 
+// sentParts is how a text that did not fail went out.
+type sentParts struct {
+	// firstID is the platform message id of the first part ("" when it
+	// was not sent, or the platform gave none).
+	firstID string
+	// queuedUntil is set when parts wait in the outbound queue: the
+	// earliest they may go.
+	queuedUntil time.Time
+	// maybeSent: a part timed out after it was written and was not sent
+	// again.
+	maybeSent bool
+}
+
 // sendParts sends messages in order, paced per chat, retrying rate limits
 // (honouring retry-after) and network errors with backoff, and falling
 // back to plain text when the platform rejects the markup. When the
 // platform asks for a wait longer than the retry cap, the parts not yet
 // sent are queued in the store and delivered after it (also after a
 // restart). When a part cannot be delivered it tells the chat, paced and
-// best effort, and returns the error. It returns the first part's
-// platform message id.
-func (r *Runner) sendParts(ctx context.Context, a adapters.Adapter, to herald.Target, outs []adapters.Outgoing) (string, error) {
-	first := ""
+// best effort, and returns the error.
+func (r *Runner) sendParts(ctx context.Context, a adapters.Adapter, to herald.Target, outs []adapters.Outgoing) (sentParts, error) {
+	var res sentParts
 	for i, out := range outs {
-		id, err := r.sendOne(ctx, a, to, out)
+		id, maybe, err := r.sendTracked(ctx, a, to, out)
+		if i == 0 {
+			res.firstID = id
+		}
+		res.maybeSent = res.maybeSent || maybe
 		var de *deferredError
 		if errors.As(err, &de) {
 			qerr := r.queue(ctx, to, outs[i:], "", de.until)
 			if qerr == nil {
-				return first, nil
+				res.queuedUntil = de.until
+				return res, nil
 			}
 			err = fmt.Errorf("%w; and it could not be queued: %w", err, qerr)
 		}
 		if err != nil {
 			r.log.Error("delivery failed", "platform", a.Platform(), "chat", to.ChatID, "part", out.Part, "parts", out.Parts, "err", r.cfg.Redactor.Redact(err.Error()))
 			r.failureNotice(ctx, a, to, out.Cause, err)
-			return first, fmt.Errorf("deliver to %s: %w", to, err)
-		}
-		if i == 0 {
-			first = id
+			return res, fmt.Errorf("deliver to %s: %w", to, err)
 		}
 	}
-	return first, nil
+	return res, nil
 }
 
 // failureNotice tells a chat that a message could not be delivered: at
@@ -233,8 +257,13 @@ func (e *deferredError) Unwrap() error { return e.err }
 // that timed out after its request was written is not repeated: it counts
 // as sent, outcome unknown, and sendOne returns "" and no error.
 func (r *Runner) sendOne(ctx context.Context, a adapters.Adapter, to herald.Target, out adapters.Outgoing) (string, error) {
-	var id string
-	err := r.retry(ctx, a, to, func(ctx context.Context) error {
+	id, _, err := r.sendTracked(ctx, a, to, out)
+	return id, err
+}
+
+// sendTracked is sendOne, reporting a send that may have gone through.
+func (r *Runner) sendTracked(ctx context.Context, a adapters.Adapter, to herald.Target, out adapters.Outgoing) (id string, maybeSent bool, err error) {
+	err = r.retry(ctx, a, to, func(ctx context.Context) error {
 		sent, err := r.attempt(ctx, a, to, out)
 		id = sent.MessageID
 		return err
@@ -250,9 +279,9 @@ func (r *Runner) sendOne(ctx context.Context, a adapters.Adapter, to herald.Targ
 	if errors.As(err, &ms) {
 		r.maybeSent.Add(1)
 		r.log.Warn("send timed out after it was written; not sent again, it may have gone through", "platform", a.Platform(), "chat", to.ChatID, "err", r.cfg.Redactor.Redact(err.Error()))
-		return "", nil
+		return "", true, nil
 	}
-	return id, err
+	return id, false, err
 }
 
 // outboxKey marks the context of the outbox loop's sends: they are the
@@ -301,7 +330,9 @@ func (r *Runner) retry(ctx context.Context, a adapters.Adapter, to herald.Target
 			if wait > maxRetryWait {
 				return &deferredError{until: time.Now().Add(wait), err: err}
 			}
-		case errors.As(err, &tmp):
+		case errors.As(err, &tmp), ctx.Err() == nil && timedOut(err):
+			// a network error, or an attempt that ran out of its own
+			// time (a send that may have gone through ended above)
 			wait = backoff
 			backoff *= 2
 		default:
@@ -324,13 +355,20 @@ func (r *Runner) retry(ctx context.Context, a adapters.Adapter, to herald.Target
 	return err
 }
 
+// bounded limits ctx to one attempt at a platform call (SendTimeout): a
+// call that hangs fails that attempt instead of holding the chat, the
+// stream or the turn.
+func (r *Runner) bounded(ctx context.Context) (context.Context, context.CancelFunc) {
+	return context.WithTimeout(ctx, r.cfg.SendTimeout)
+}
+
 // attempt is one Send, bounded by SendTimeout. A timeout after the
 // request was written (seen through an HTTP trace on the context, which
 // the platform libraries pass on) is a *adapters.MaybeSentError: the
 // platform may have taken the message. A timeout before (no connection)
 // stays an error worth retrying.
 func (r *Runner) attempt(ctx context.Context, a adapters.Adapter, to herald.Target, out adapters.Outgoing) (adapters.Sent, error) {
-	actx, cancel := context.WithTimeout(ctx, r.cfg.SendTimeout)
+	actx, cancel := r.bounded(ctx)
 	defer cancel()
 	var wrote atomic.Bool
 	actx = httptrace.WithClientTrace(actx, &httptrace.ClientTrace{WroteRequest: func(w httptrace.WroteRequestInfo) {
@@ -346,6 +384,27 @@ func (r *Runner) attempt(ctx context.Context, a adapters.Adapter, to herald.Targ
 		}
 	}
 	return sent, err
+}
+
+// editAttempt is one Edit, bounded by SendTimeout. An edit that timed
+// out may have taken, but making it again changes nothing, so it is
+// retried like a network error.
+func (r *Runner) editAttempt(ctx context.Context, a adapters.Adapter, ed adapters.Editor, to herald.Target, msgID, text string) error {
+	actx, cancel := r.bounded(ctx)
+	defer cancel()
+	return safeEdit(actx, a, ed, to, msgID, text)
+}
+
+// deleteAttempt is one Delete, bounded by SendTimeout.
+func (r *Runner) deleteAttempt(ctx context.Context, a adapters.Adapter, d adapters.Deleter, to herald.Target, msgID string) (err error) {
+	actx, cancel := r.bounded(ctx)
+	defer cancel()
+	defer func() {
+		if x := recover(); x != nil {
+			err = fmt.Errorf("adapter %s panicked in Delete: %v", a.Platform(), x)
+		}
+	}()
+	return d.Delete(actx, to, msgID)
 }
 
 // timedOut reports whether err is a deadline or a network timeout.

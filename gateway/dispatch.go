@@ -291,7 +291,7 @@ func (r *Runner) dispatch(c *chat, j *job) {
 	}
 
 	name, args := m.Command()
-	canonical, known := canonicalCommand(name)
+	canonical, known := r.canonicalCommand(name)
 	c.mu.Lock()
 	busy := c.running != nil
 	c.mu.Unlock()

@@ -173,6 +173,17 @@ func (b *bubble) send(chat, user, text string) *adapters.Receipt {
 		Source: herald.Source{Platform: "fake", ChatID: chat, ChatType: herald.ChatDM, UserID: user}})
 }
 
+// turnTook sends text to chat c1 and waits for it to be done; it returns
+// how long that took.
+func (b *bubble) turnTook(t *testing.T, text string) time.Duration {
+	t.Helper()
+	start := time.Now()
+	if o := outcome(t, b.send("c1", "u1", text)); o.Status != adapters.StatusDone {
+		t.Fatalf("%+v", o)
+	}
+	return time.Since(start)
+}
+
 func outcome(t *testing.T, rec *adapters.Receipt) adapters.Outcome {
 	t.Helper()
 	select {

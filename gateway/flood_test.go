@@ -3,14 +3,18 @@ package gateway
 import (
 	"context"
 	"errors"
+	"fmt"
 	"path/filepath"
+	"slices"
 	"strings"
+	"sync"
 	"testing"
 	"testing/synctest"
 	"time"
 
 	"github.com/heraldgw/herald"
 	"github.com/heraldgw/herald/adapters"
+	"github.com/heraldgw/herald/adapters/telegram"
 )
 
 // floodAdapter edits like editAdapter; editFail, when set, decides each
@@ -198,7 +202,13 @@ func TestLongRetryAfterAcrossRestart(t *testing.T) {
 		second := &fakeAdapter{name: "fake"}
 		b = newBubbleOn(t, path, second, nil)
 		defer b.stop()
+		if n := b.runner.Delivery().Queued; n != 1 {
+			t.Fatalf("%d messages counted as queued after the restart", n)
+		}
 		deliveredAfter(t, second, start, 150*time.Second, echo+"hi")
+		if n := b.runner.Delivery().Queued; n != 0 {
+			t.Fatalf("%d messages counted as queued after delivery", n)
+		}
 	})
 }
 
@@ -366,4 +376,126 @@ func finalEditRateLimited(t *testing.T, wait time.Duration) (*floodAdapter, *bub
 	b := newBubble(t, ad, trickle{words: words})
 	outcome(t, b.send("c1", "u1", "go"))
 	return ad, b, final
+}
+
+// telegramPaced is a platform that keeps Telegram's pace, as the Telegram
+// adapter declares it.
+type telegramPaced struct {
+	fakeAdapter
+	tg *telegram.Adapter
+}
+
+func (p *telegramPaced) Pace(to herald.Target) adapters.Pace { return p.tg.Pace(to) }
+
+// Sends to many Telegram chats at once keep to the bot's limit over all
+// chats (about thirty a second): no second holds more than thirty, and the
+// sixty messages are not spread thinner than that.
+func TestBotWidePacing(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		ad := &telegramPaced{fakeAdapter: fakeAdapter{name: "fake"}, tg: telegram.New(telegram.Config{Token: "1:x"})}
+		b := newBubble(t, ad, nil)
+		defer b.stop()
+		start := time.Now()
+		var wg sync.WaitGroup
+		for i := range 60 {
+			wg.Go(func() {
+				to := herald.Target{Platform: "fake", ChatID: fmt.Sprint(1000 + i)}
+				if err := b.runner.Deliver(context.Background(), to, "hello"); err != nil {
+					t.Error(err)
+				}
+			})
+		}
+		wg.Wait()
+		ad.mu.Lock()
+		at := slices.Clone(ad.times)
+		ad.mu.Unlock()
+		if len(at) != 60 {
+			t.Fatalf("%d sends", len(at))
+		}
+		slices.SortFunc(at, time.Time.Compare)
+		for i := 30; i < len(at); i++ {
+			if span := at[i].Sub(at[i-30]); span < time.Second {
+				t.Fatalf("31 messages within %s (messages %d to %d)", span, i-29, i+1)
+			}
+		}
+		if took := at[59].Sub(start); took > time.Second {
+			t.Fatalf("sixty messages took %s", took)
+		}
+	})
+}
+
+// hungEdits never answers an edit: each waits until its context ends.
+type hungEdits struct {
+	deletingAdapter
+}
+
+func (h *hungEdits) Edit(ctx context.Context, to herald.Target, id, text string) error {
+	h.mu.Lock()
+	h.editAt = append(h.editAt, time.Now())
+	h.mu.Unlock()
+	<-ctx.Done()
+	return ctx.Err()
+}
+
+// An edit the platform never answers fails its attempt after SendTimeout
+// instead of holding the stream and the turn: the turn ends, and the
+// answer is in the chat once (the preview that could not take it is
+// deleted, the answer sent anew).
+func TestHungEditTimesOut(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		words := manyWords(10)
+		final := strings.Join(words, " ")
+		ad := &hungEdits{deletingAdapter{floodAdapter: floodAdapter{fakeAdapter: fakeAdapter{name: "fake"}}}}
+		b := newBubble(t, ad, trickle{words: words})
+		defer b.stop()
+		took := b.turnTook(t, "go")
+		sent, _, editAt := ad.snapshot()
+		ad.mu.Lock()
+		deleted := slices.Clone(ad.deleted)
+		ad.mu.Unlock()
+		if len(sent) != 2 || sent[1] != final || len(deleted) != 1 || deleted[0] != "s1" {
+			t.Fatalf("sent %q, deleted %q", sent, deleted)
+		}
+		if len(editAt) < 2 {
+			t.Fatalf("%d edit attempts", len(editAt))
+		}
+		// the streamed edit's attempt, then the final edit's, each
+		// bounded by the 30 s default, with backoff between them
+		if limit := time.Duration(maxSendAttempts+1)*30*time.Second + time.Minute; took > limit {
+			t.Fatalf("the turn took %s", took)
+		}
+		t.Logf("%d edit attempts; the answer was delivered after %s", len(editAt), took)
+	})
+}
+
+// /healthz reports the messages waiting in the outbound queue and the
+// sends that may have gone through, without calling the gateway unwell
+// for them.
+func TestHealthzDelivery(t *testing.T) {
+	ad := &fakeAdapter{name: "fake", fail: func(n int, out adapters.Outgoing) error {
+		switch out.Text {
+		case "held":
+			return rateLimited(150 * time.Second)
+		case "unsure":
+			return &adapters.MaybeSentError{Err: context.DeadlineExceeded}
+		}
+		return nil
+	}}
+	h := newHarness(t, nil, func(c *Config) {
+		c.Adapters = append(c.Adapters, ad)
+	})
+	if hz := h.healthz(); hz.Delivery.Queued != 0 || hz.Delivery.MaybeSent != 0 {
+		t.Fatalf("healthz before: %+v", hz)
+	}
+	var queued *herald.QueuedError
+	if err := h.runner.Deliver(context.Background(), herald.Target{Platform: "fake", ChatID: "c1"}, "held"); !errors.As(err, &queued) {
+		t.Fatalf("deliver: %v, want queued", err)
+	}
+	if err := h.runner.Deliver(context.Background(), herald.Target{Platform: "fake", ChatID: "c2"}, "unsure"); !errors.Is(err, herald.ErrMaybeSent) {
+		t.Fatalf("deliver: %v, want maybe sent", err)
+	}
+	hz := h.healthz()
+	if hz.code != 200 || hz.Status != "ok" || hz.Delivery.Queued != 1 || hz.Delivery.MaybeSent != 1 {
+		t.Fatalf("healthz: %+v", hz)
+	}
 }

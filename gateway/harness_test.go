@@ -192,7 +192,7 @@ func newHarnessAt(t *testing.T, path string, model agent.Model, opts ...harnessO
 	}
 	tools := agent.NewTools(dangerTool{})
 	ag := &agent.Agent{Model: model, Tools: tools, Hooks: reg, ModelName: "echo-test"}
-	h.loc = local.New(local.Config{Listen: "127.0.0.1:0", Token: "tok", Health: h.health})
+	h.loc = local.New(local.Config{Listen: "127.0.0.1:0", Token: "tok", Health: h.health, Delivery: h.delivery})
 	cfg := Config{
 		Adapters: []adapters.Adapter{h.loc}, Store: st, Hooks: reg, Agent: ag,
 		Auth: map[herald.Platform]PlatformAuth{herald.PlatformLocal: {TrustAll: true}},
@@ -227,6 +227,12 @@ func (h *harness) stop() {
 
 // health is the runner's Health for /healthz, as cmd wires it.
 func (h *harness) health() map[string]string { return h.runner.Health() }
+
+// delivery is the runner's Delivery for /healthz, as cmd wires it.
+func (h *harness) delivery() local.Delivery {
+	d := h.runner.Delivery()
+	return local.Delivery{MaybeSent: d.MaybeSent, Queued: d.Queued}
+}
 
 // allowOnly sets the local platform's allowlist.
 func allowOnly(users ...string) harnessOpt {

@@ -36,6 +36,7 @@ func (r *Runner) queue(ctx context.Context, to herald.Target, outs []adapters.Ou
 	if err != nil {
 		return err
 	}
+	r.queued.Add(int64(len(rows)))
 	r.pace.blockUntil(to, until)
 	r.pace.setQueued(to, true)
 	r.log.Warn("rate limited beyond the retry cap; queued for later", "platform", to.Platform, "chat", to.ChatID, "messages", len(rows), "until", until.UTC().Format(time.RFC3339))
@@ -44,6 +45,18 @@ func (r *Runner) queue(ctx context.Context, to herald.Target, outs []adapters.Ou
 	default:
 	}
 	return nil
+}
+
+// countQueued sets the count of queued messages /healthz reports from
+// the store (rows an earlier run queued); queue and drainOutbox keep it.
+func (r *Runner) countQueued(ctx context.Context) {
+	rows, err := r.store.PendingOutbound(ctx)
+	if err != nil {
+		r.storeResult(err)
+		r.log.Error("outbound queue not read", "err", r.cfg.Redactor.Redact(err.Error()))
+		return
+	}
+	r.queued.Store(int64(len(rows)))
 }
 
 // outboxLoop delivers queued messages when their time comes, until ctx
@@ -125,6 +138,7 @@ func (r *Runner) drainOutbox(ctx context.Context) (next time.Time, err error) {
 			if err := r.store.DeleteOutbound(ctx, row.ID); err != nil {
 				return next, err
 			}
+			r.queued.Add(-1)
 			continue
 		}
 		out := adapters.Outgoing{Text: row.Text, Cause: row.Cause, Part: row.Part, Parts: row.Parts, Plain: row.Plain}
@@ -152,6 +166,7 @@ func (r *Runner) drainOutbox(ctx context.Context) (next time.Time, err error) {
 		if err := r.store.DeleteOutbound(context.WithoutCancel(ctx), row.ID); err != nil {
 			return next, err
 		}
+		r.queued.Add(-1)
 	}
 	return next, nil
 }
@@ -180,7 +195,7 @@ func (r *Runner) replacePreview(ctx context.Context, a adapters.Adapter, to hera
 // edit replaces a sent message's text, paced and retried like a send.
 func (r *Runner) edit(ctx context.Context, a adapters.Adapter, ed adapters.Editor, to herald.Target, msgID, text string) error {
 	return r.retry(ctx, a, to, func(ctx context.Context) error {
-		return safeEdit(ctx, a, ed, to, msgID, text)
+		return r.editAttempt(ctx, a, ed, to, msgID, text)
 	}, nil)
 }
 
@@ -191,7 +206,7 @@ func (r *Runner) deletePreview(ctx context.Context, a adapters.Adapter, to heral
 		r.log.Warn("the platform cannot delete the stale preview; it stays above the answer", "platform", a.Platform(), "chat", to.ChatID)
 		return
 	}
-	err := r.retry(ctx, a, to, func(ctx context.Context) error { return d.Delete(ctx, to, msgID) }, nil)
+	err := r.retry(ctx, a, to, func(ctx context.Context) error { return r.deleteAttempt(ctx, a, d, to, msgID) }, nil)
 	if err != nil {
 		r.log.Warn("stale preview not deleted", "platform", a.Platform(), "chat", to.ChatID, "err", r.cfg.Redactor.Redact(err.Error()))
 	}

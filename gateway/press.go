@@ -181,11 +181,11 @@ func (r *Runner) postPrompt(j *job, p *pendingApproval, text string) prompt {
 			return prompt{}
 		}
 	}
-	id, err := r.sendParts(r.baseCtx, a, to, outs[last:])
-	if err != nil || id == "" {
+	res, err := r.sendParts(r.baseCtx, a, to, outs[last:])
+	if err != nil || res.firstID == "" {
 		return prompt{}
 	}
-	return prompt{a: a, bs: bs, to: to, id: id, text: outs[last].Text}
+	return prompt{a: a, bs: bs, to: to, id: res.firstID, text: outs[last].Text}
 }
 
 // closePrompt edits a posted prompt to show decision in place of the

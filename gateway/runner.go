@@ -88,9 +88,10 @@ type Config struct {
 	// RetryBase is the first wait before resending after a network error
 	// (default 1 s; it doubles per attempt).
 	RetryBase time.Duration
-	// SendTimeout bounds one attempt to send a message (default 60 s).
-	// An attempt that times out after its request was written is not
-	// repeated: the message may have gone through.
+	// SendTimeout bounds one attempt to send, edit or delete a message
+	// (default 30 s): a platform call that hangs fails that attempt. A
+	// send that times out after its request was written is not repeated:
+	// the message may have gone through.
 	SendTimeout time.Duration
 	// MaxQueue caps, per chat, the messages waiting for its intake and
 	// the turns queued behind its running turn (default 100); over it
@@ -136,7 +137,9 @@ type Runner struct {
 	// written (delivered or not: unknown) and were not repeated
 	maybeSent atomic.Int64
 	// pressable are the approvals waiting now, by button token (press.go)
-	pressable  pressables
+	pressable pressables
+	// queued is how many messages wait in the outbound queue
+	queued     atomic.Int64
 	baseCtx    context.Context
 	cancelBase context.CancelFunc
 }
@@ -181,7 +184,7 @@ func New(cfg Config) *Runner {
 		cfg.RetryBase = time.Second
 	}
 	if cfg.SendTimeout <= 0 {
-		cfg.SendTimeout = 60 * time.Second
+		cfg.SendTimeout = 30 * time.Second
 	}
 	if cfg.MaxQueue <= 0 {
 		cfg.MaxQueue = 100
@@ -199,12 +202,13 @@ func New(cfg Config) *Runner {
 		r.order = append(r.order, a.Platform())
 		r.health.Store(a.Platform(), "starting")
 		if m, ok := a.(adapters.CommandMenu); ok {
-			m.SetCommands(commandMenu())
+			m.SetCommands(r.commandMenu())
 		}
 	}
 	r.baseCtx, r.cancelBase = context.WithCancel(context.Background())
 	if r.store != nil {
 		r.unfinished = r.readUnfinished()
+		r.countQueued(context.Background())
 	}
 	r.accepting.Store(true)
 	return r
@@ -370,6 +374,21 @@ func (r *Runner) Health() map[string]string {
 		out[string(p)] = state
 	}
 	return out
+}
+
+// Delivery is the state of delivery /healthz reports besides Health.
+type Delivery struct {
+	// MaybeSent is how many sends timed out after they were written and
+	// were not repeated since the gateway started (see Runner.MaybeSent).
+	MaybeSent int64
+	// Queued is how many messages wait in the outbound queue for a rate
+	// limit to pass.
+	Queued int64
+}
+
+// Delivery returns the state of delivery now.
+func (r *Runner) Delivery() Delivery {
+	return Delivery{MaybeSent: r.MaybeSent(), Queued: r.queued.Load()}
 }
 
 // Platforms lists the configured platforms in start order.

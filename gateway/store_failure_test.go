@@ -38,6 +38,10 @@ type healthBody struct {
 	Status    string            `json:"status"`
 	Store     string            `json:"store"`
 	Platforms map[string]string `json:"platforms"`
+	Delivery  struct {
+		MaybeSent int64 `json:"maybe_sent"`
+		Queued    int64 `json:"queued"`
+	} `json:"delivery"`
 }
 
 func (h *harness) healthz() healthBody {

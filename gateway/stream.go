@@ -130,7 +130,7 @@ func (s *stream) flush() {
 	if !s.r.pace.tryTake(s.a, s.to) {
 		return
 	}
-	if err := safeEdit(ctx, s.a, s.ed, s.to, s.msgID, p); err != nil {
+	if err := s.r.editAttempt(ctx, s.a, s.ed, s.to, s.msgID, p); err != nil {
 		var ra *adapters.RetryAfterError
 		if errors.As(err, &ra) {
 			s.r.pace.block(s.to, max(ra.After, time.Second))

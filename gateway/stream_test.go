@@ -8,8 +8,6 @@ import (
 	"time"
 
 	openai "github.com/sashabaranov/go-openai"
-
-	"github.com/heraldgw/herald/adapters"
 )
 
 // trickle streams its answer one word every 200 ms.
@@ -39,11 +37,7 @@ func TestStreamingEdits(t *testing.T) {
 		words := strings.Fields("one two three four five six seven eight nine ten eleven twelve thirteen fourteen fifteen")
 		b := newBubble(t, ad, trickle{words: words})
 		defer b.stop()
-		start := time.Now()
-		if o := outcome(t, b.send("c1", "u1", "go")); o.Status != adapters.StatusDone {
-			t.Fatalf("%+v", o)
-		}
-		took := time.Since(start)
+		took := b.turnTook(t, "go")
 		sent := ad.texts()
 		if len(sent) != 1 || sent[0] != "one " {
 			t.Fatalf("sent %q", sent)

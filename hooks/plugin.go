@@ -15,10 +15,11 @@ type Plugin struct {
 
 // PluginContext is what a plugin's Register gets.
 type PluginContext struct {
-	plugin *Plugin
-	reg    *Registry
-	events []string
-	unsubs []func()
+	plugin   *Plugin
+	reg      *Registry
+	events   []string
+	commands []string
+	unsubs   []func()
 }
 
 // RegisterHook subscribes h to one catalogue name; an alias (PreToolUse,
@@ -34,6 +35,25 @@ func (c *PluginContext) RegisterHook(name string, h Handler) {
 		// of its interceptors
 		Group: "plugin\x00" + c.plugin.Name,
 	}))
+}
+
+// RegisterCommand adds a slash command the gateway answers with handler:
+// /name in any chat (after the command:<name> hooks, as for a built-in),
+// listed in /help and in the command menu of platforms that have one,
+// with description ("Plugin command" when empty) and argsHint (what it
+// takes, e.g. "<city>"; trimmed). name is kept lower case, without a
+// leading "/", white space and "_" as "-". An empty name, a name of a
+// built-in command or its alias, or one another plugin registered, is
+// refused with an error naming the plugin; Register may return it (the
+// plugin is then skipped) or go on without the command.
+func (c *PluginContext) RegisterCommand(name, description, argsHint string, handler CommandHandler) error {
+	remove, err := c.reg.commands.add(PluginCommand{Name: name, Description: description, ArgsHint: argsHint, Plugin: c.plugin.Name, Handler: handler})
+	if err != nil {
+		return err
+	}
+	c.unsubs = append(c.unsubs, remove)
+	c.commands = append(c.commands, NormalizeCommandName(name))
+	return nil
 }
 
 // Logger returns the gateway's logger, scoped to the plugin.
@@ -77,6 +97,8 @@ type LoadedPlugin struct {
 	Name        string
 	Description string
 	Events      []string
+	// Commands are the slash commands it registered, without the slash.
+	Commands []string
 }
 
 // LoadPlugins registers each plugin, in order. A plugin whose Register
@@ -105,7 +127,7 @@ func (r *Registry) LoadPlugins(plugins ...Plugin) []LoadedPlugin {
 			}
 			continue
 		}
-		out = append(out, LoadedPlugin{Name: p.Name, Description: p.Description, Events: c.events})
+		out = append(out, LoadedPlugin{Name: p.Name, Description: p.Description, Events: c.events, Commands: c.commands})
 	}
 	return out
 }

@@ -163,6 +163,9 @@ type Registry struct {
 	// current snapshot and whether it has fired. Copied on write: a new
 	// name (or a stale entry) is rare, a lookup is the hot path.
 	names atomic.Pointer[map[string]*nameEntry]
+
+	// commands are the plugins' slash commands (commands.go)
+	commands commandTable
 }
 
 type snapshot struct {

@@ -14,7 +14,7 @@
 //	                    message stored in an outbox
 //	GET  /v1/files/{id} a file the gateway sent (returned with the replies
 //	                    as {"text", "file": {"id","name","mime","size","url"}})
-//	GET  /healthz       each platform's state
+//	GET  /healthz       each platform's state, the store's, and delivery counters
 //	GET  /              the web chat page
 //
 // Every /v1/ call needs "Authorization: Bearer <token>" (the token is in

@@ -37,6 +37,9 @@ type Config struct {
 	// Health reports every platform's state for /healthz, and the state
 	// store's under "store" ("ok" or "failed: …").
 	Health func() map[string]string
+	// Delivery reports the gateway's delivery counters for /healthz; nil
+	// leaves them out.
+	Delivery func() Delivery
 	// OnListen is called with the bound address once listening.
 	OnListen func(addr string)
 	// Limits bound each client of the API (zero fields: the shared
@@ -440,16 +443,30 @@ func (a *Adapter) deliver(to herald.Target, cause string, rp Reply) {
 	a.replies.Deliver(to.ChatID, cause, rp)
 }
 
+// Delivery is what /healthz says of delivery.
+type Delivery struct {
+	// MaybeSent counts sends that timed out after they were written and
+	// were not repeated (delivered or not: unknown) since the start.
+	MaybeSent int64 `json:"maybe_sent"`
+	// Queued is how many messages wait in the outbound queue for a
+	// platform's rate limit to pass.
+	Queued int64 `json:"queued"`
+}
+
 // healthz answers 200 with status "ok", or "degraded" when a platform
 // failed for good; and 503 with status "failing" when the state store
 // fails (Health reports it under "store"), since then no message can be
-// kept.
+// kept. Delivery's counters are reported as they are: a queue or a
+// maybe-sent message does not change the status.
 func (a *Adapter) healthz(w http.ResponseWriter, r *http.Request) {
 	platforms := map[string]string{"local": a.Health()}
 	if a.cfg.Health != nil {
 		platforms = maps.Clone(a.cfg.Health())
 	}
 	body := map[string]any{"platforms": platforms}
+	if a.cfg.Delivery != nil {
+		body["delivery"] = a.cfg.Delivery()
+	}
 	store, hasStore := platforms["store"]
 	if hasStore {
 		delete(platforms, "store")

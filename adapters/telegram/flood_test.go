@@ -10,8 +10,9 @@ import (
 	"github.com/heraldgw/herald/adapters/telegram"
 )
 
-// The gateway paces Telegram chats at one message a second, and groups
-// (negative chat ids) at twenty a minute besides.
+// The gateway paces Telegram chats at one message a second, groups
+// (negative chat ids) at twenty a minute besides, and the bot at thirty a
+// second over all chats.
 func TestPace(t *testing.T) {
 	var a adapters.Adapter = telegram.New(telegram.Config{Token: "1:x"})
 	p, ok := a.(adapters.Pacer)
@@ -19,8 +20,8 @@ func TestPace(t *testing.T) {
 		t.Fatal("the Telegram adapter declares no pace")
 	}
 	for chat, want := range map[string]adapters.Pace{
-		"42":             {Every: time.Second},
-		"-1001234567890": {Every: time.Second, PerMinute: 20},
+		"42":             {Every: time.Second, BotPerSecond: 30},
+		"-1001234567890": {Every: time.Second, PerMinute: 20, BotPerSecond: 30},
 	} {
 		if got := p.Pace(herald.Target{Platform: herald.PlatformTelegram, ChatID: chat}); got != want {
 			t.Fatalf("chat %s: pace %+v, want %+v", chat, got, want)

@@ -256,10 +256,10 @@ func markupRefusal(msg string) bool {
 }
 
 // Pace is the Bot API's flood limit as Telegram documents it: about one
-// message a second to a chat, and twenty a minute to a group (a chat id
-// below zero).
+// message a second to a chat, twenty a minute to a group (a chat id below
+// zero), and about thirty a second over all chats.
 func (a *Adapter) Pace(to herald.Target) adapters.Pace {
-	p := adapters.Pace{Every: time.Second}
+	p := adapters.Pace{Every: time.Second, BotPerSecond: 30}
 	if strings.HasPrefix(to.ChatID, "-") {
 		p.PerMinute = 20
 	}

@@ -41,7 +41,8 @@ func TestBuildAndRun(t *testing.T) {
 		}
 		return out.String()
 	}
-	if out := run("hooks", "list"); !strings.Contains(out, "myplugin — refuses force-pushes") || !strings.Contains(out, "pre_tool_call, post_tool_call, on_session_end") {
+	if out := run("hooks", "list"); !strings.Contains(out, "myplugin — refuses force-pushes") || !strings.Contains(out, "pre_tool_call, post_tool_call, on_session_end") ||
+		!strings.Contains(out, "commands: /tool-calls") {
 		t.Fatalf("hooks list:\n%s", out)
 	}
 	if out := run("chat", "-q", "run: rm -rf /"); !strings.Contains(out, myplugin.BlockMessage) {
@@ -60,6 +61,13 @@ func TestPluginInAGateway(t *testing.T) {
 	r = g.Say(t, "c1", "run: echo allowed")
 	if strings.Contains(r.Text(), myplugin.BlockMessage) || !strings.Contains(r.Text(), "allowed") {
 		t.Fatalf("reply %q", r.Text())
+	}
+	// the plugin's command: the allowed call ran (the refused one never did)
+	if r = g.Say(t, "c1", "/tool-calls"); r.Text() != "1 tool calls in this conversation." {
+		t.Fatalf("/tool-calls answered %q", r.Text())
+	}
+	if r = g.Say(t, "c1", "/help"); !strings.Contains(r.Text(), "/tool-calls — how many tool calls this conversation made") {
+		t.Fatalf("/help: %q", r.Text())
 	}
 }
 

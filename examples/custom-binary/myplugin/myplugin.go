@@ -1,7 +1,9 @@
 // Package myplugin is the Go plugin compiled into examples/custom-binary:
 // it refuses terminal commands that force-push or wipe the root
-// directory (pre_tool_call, an interceptor), and notes how many tool calls
-// each session made (post_tool_call and on_session_end, observers).
+// directory (pre_tool_call, an interceptor), notes how many tool calls
+// each session made (post_tool_call and on_session_end, observers), and
+// answers /tool-calls with that count (a plugin command, listed by /help
+// and in Telegram's command menu).
 //
 // A callback gets the point's typed payload; an interceptor returns one of
 // the hooks result types (or nil for no opinion). Callbacks must be quick
@@ -11,6 +13,7 @@ package myplugin
 
 import (
 	"context"
+	"fmt"
 	"regexp"
 	"sync"
 
@@ -20,7 +23,7 @@ import (
 // Plugin is what a main passes to cmd.WithPlugins.
 var Plugin = hooks.Plugin{
 	Name:        "myplugin",
-	Description: "refuses force-pushes and rm -rf /; counts tool calls per session",
+	Description: "refuses force-pushes and rm -rf /; counts tool calls per session (/tool-calls)",
 	Register:    register,
 }
 
@@ -55,5 +58,11 @@ func register(c *hooks.PluginContext) error {
 		mu.Unlock()
 		log.Info("session turn done", "session_id", p.SessionID, "tool_calls_so_far", n)
 	}))
-	return nil
+	return c.RegisterCommand("tool-calls", "how many tool calls this conversation made", "",
+		func(ctx context.Context, call *hooks.CommandCall) (string, error) {
+			mu.Lock()
+			n := calls[call.SessionID]
+			mu.Unlock()
+			return fmt.Sprintf("%d tool calls in this conversation.", n), nil
+		})
 }
