@@ -42,6 +42,7 @@ func startDirHooks(ctx context.Context, a *app, _ *gatewayParts) (func(), error)
 		},
 		Consent:  &hooks.DirConsent{List: a.dirAllowlist(), AcceptSwitch: a.acceptHooks()},
 		Redactor: a.redactor,
+		Judge:    a.judge(),
 		Log:      a.log.With("component", "hooks"),
 	})
 	d.Load()
@@ -126,10 +127,16 @@ func listDirHooks(ctx context.Context, e *env, a *app) error {
 		list := a.dirAllowlist()
 		for _, h := range found {
 			what := "handler.py (python worker)"
-			if h.Kind == "exec" {
+			switch h.Kind {
+			case "exec":
 				what = strings.Join(h.Argv, " ")
+			case hooks.TypeHTTP:
+				what = "POST " + h.Typed.URL
+			case hooks.TypePrompt, hooks.TypeAgent:
+				what = fmt.Sprintf("%s hook: %q", h.Kind, h.Typed.Prompt)
 			}
 			fmt.Fprintf(e.stdout, "  %s — %s\n    events: %s\n    runs: %s\n", h.Name, h.Description, strings.Join(h.Events, ", "), what)
+			fmt.Fprintf(e.stdout, "    type=%s priority=%d matcher=%q\n", h.Typed.Kind(), h.Priority, h.Matcher)
 			switch approved, changed := list.DirApproved(h.Dir); {
 			case approved:
 				fmt.Fprintln(e.stdout, "    ✓ approved, code unchanged since")

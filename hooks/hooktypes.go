@@ -10,9 +10,11 @@ package hooks
 // config.yaml entries and HOOK.yaml files (readTypeFields).
 
 import (
+	"bytes"
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
+	"encoding/json"
 	"fmt"
 	"log/slog"
 	"net/url"
@@ -399,13 +401,28 @@ func RenderPrompt(prompt string, payload []byte) string {
 	return strings.TrimRight(prompt, "\n") + "\n\n" + string(payload)
 }
 
+// unescapeHTML re-encodes a JSON document without Go's \u003c, \u003e and
+// \u0026 escapes, so the model reads "a > b" as written.
+func unescapeHTML(b []byte) []byte {
+	if !bytes.Contains(b, []byte(`\u00`)) {
+		return b
+	}
+	d := json.NewDecoder(bytes.NewReader(b))
+	d.UseNumber()
+	var v any
+	if d.Decode(&v) != nil {
+		return b
+	}
+	return encodeRaw(v, b)
+}
+
 // ask runs a prompt or agent hook through the Judge.
 func (h *typedHook) ask(ctx context.Context, ev Event, payload []byte) (any, error) {
 	if h.judge == nil {
 		return nil, fmt.Errorf("no model to ask: %s hooks need a judge", h.spec.Kind())
 	}
 	text := textAnswerEvents[ev.Name]
-	req := JudgeRequest{Kind: h.spec.Kind(), Prompt: RenderPrompt(h.spec.Prompt, payload), Model: h.spec.Model, Event: ev.Name}
+	req := JudgeRequest{Kind: h.spec.Kind(), Prompt: RenderPrompt(h.spec.Prompt, unescapeHTML(payload)), Model: h.spec.Model, Event: ev.Name}
 	if text {
 		req.System = fmt.Sprintf(textSystem, ev.Name)
 	} else {
