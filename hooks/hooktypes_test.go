@@ -222,6 +222,8 @@ func TestHTTPHookAnswers(t *testing.T) {
 	other := newPolicyServer(t, "")
 	redirect := httptest.NewServer(http.RedirectHandler(other.URL+"/block", http.StatusFound))
 	t.Cleanup(redirect.Close)
+	gone := httptest.NewServer(http.NotFoundHandler())
+	gone.Close() // nothing listens there any more
 	entry := func(url string, extra string) string {
 		return fmt.Sprintf("hooks:\n  pre_tool_call:\n    - type: http\n      url: %s\n      secret: ${HERALD_TEST_POLICY_SECRET}\n      allow_private: true\n%s", url, extra)
 	}
@@ -236,6 +238,7 @@ func TestHTTPHookAnswers(t *testing.T) {
 		{name: "500 fails closed", src: entry(srv.URL+"/500", "      block_on_failure: true\n"), fails: "answered 500", block: "failed closed: POST " + srv.URL + "/500: answered 500"},
 		{name: "5 MiB answer", src: entry(srv.URL+"/big", "      block_on_failure: true\n"), fails: "answer over 1048576 bytes", block: "answer over 1048576 bytes"},
 		{name: "redirect not followed", src: entry(redirect.URL+"/", "      block_on_failure: true\n"), fails: "302 Found; redirects are not followed", block: "redirects are not followed"},
+		{name: "unreachable", src: entry(gone.URL+"/x", "      block_on_failure: true\n"), fails: "connection refused", block: "connection refused"},
 		{name: "loopback refused", src: strings.Replace(entry(srv.URL+"/block", "      block_on_failure: true\n"), "allow_private: true", "allow_private: false", 1),
 			fails: "127.0.0.1 is a loopback address (set allow_private: true", block: "loopback address"},
 	} {
@@ -794,6 +797,22 @@ func BenchmarkHTTPHook(b *testing.B) {
 			var v map[string]any
 			json.NewDecoder(resp.Body).Decode(&v)
 			resp.Body.Close()
+		}
+	})
+}
+
+func FuzzFnmatch(f *testing.F) {
+	for _, s := range []string{"term*", "[!rw]*", "[]]", "[", "a?b", `\[x]`, "[^a]"} {
+		f.Add(s, "terminal")
+	}
+	f.Fuzz(func(t *testing.T, pat, s string) {
+		re, err := Fnmatch(pat)
+		if err != nil {
+			return
+		}
+		re.MatchString(s)
+		if !strings.ContainsAny(pat, "*?[") && !re.MatchString(pat) {
+			t.Fatalf("a pattern with no wildcard does not match itself: %q", pat)
 		}
 	})
 }
