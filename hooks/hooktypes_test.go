@@ -765,8 +765,11 @@ func TestPriorityBlockEndsChain(t *testing.T) {
 }
 
 // BenchmarkHTTPHook is one http hook round trip against a local server,
-// beside a bare net/http POST of the same payload to the same server (the
-// ratio of the two is what the hook adds).
+// beside a bare net/http POST of the same payload to the same server, the
+// two interleaved so that load on the machine weighs on both alike. It
+// reports each one's time per call and their ratio (what the hook adds:
+// the payload built and masked, the signature, the answer parsed, the
+// registry's call).
 func BenchmarkHTTPHook(b *testing.B) {
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		io.Copy(io.Discard, r.Body)
@@ -780,25 +783,32 @@ func BenchmarkHTTPHook(b *testing.B) {
 	sh.Register(specs)
 	p := toolCall()
 	body, _ := ShellPayload(PreToolCallHook, p)
-	b.Run("hook", func(b *testing.B) {
-		for b.Loop() {
-			reg.PreToolCall(context.Background(), p)
+	c := &http.Client{}
+	bare := func() {
+		req, _ := http.NewRequest(http.MethodPost, srv.URL, strings.NewReader(string(body)))
+		req.Header.Set("Content-Type", "application/json")
+		resp, err := c.Do(req)
+		if err != nil {
+			b.Fatal(err)
 		}
-	})
-	b.Run("bare", func(b *testing.B) {
-		c := &http.Client{}
-		for b.Loop() {
-			req, _ := http.NewRequest(http.MethodPost, srv.URL, strings.NewReader(string(body)))
-			req.Header.Set("Content-Type", "application/json")
-			resp, err := c.Do(req)
-			if err != nil {
-				b.Fatal(err)
-			}
-			var v map[string]any
-			json.NewDecoder(resp.Body).Decode(&v)
-			resp.Body.Close()
-		}
-	})
+		var v map[string]any
+		json.NewDecoder(resp.Body).Decode(&v)
+		resp.Body.Close()
+	}
+	bare()
+	reg.PreToolCall(context.Background(), p) // both connections open
+	var hookTime, bareTime time.Duration
+	for b.Loop() {
+		t0 := time.Now()
+		reg.PreToolCall(context.Background(), p)
+		t1 := time.Now()
+		bare()
+		hookTime += t1.Sub(t0)
+		bareTime += time.Since(t1)
+	}
+	b.ReportMetric(float64(hookTime.Nanoseconds())/float64(b.N), "hook-ns/op")
+	b.ReportMetric(float64(bareTime.Nanoseconds())/float64(b.N), "bare-ns/op")
+	b.ReportMetric(float64(hookTime)/float64(bareTime), "ratio")
 }
 
 func FuzzFnmatch(f *testing.F) {
