@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"strings"
+	"sync/atomic"
 	"testing"
 )
 
@@ -28,7 +29,14 @@ prompt: "Is this fine? $ARGUMENTS"
 priority: 9
 `})
 	writeHook(t, root, "c-bad", map[string]string{"HOOK.yaml": "name: bad\nevents: [pre_tool_call]\ntype: http\nurl: file:///etc/passwd\n"})
-	j := answering(`{"ok": true}`)
+	var refuse atomic.Bool
+	refuse.Store(true)
+	j := &testJudge{fn: func(context.Context, JudgeRequest) (string, error) {
+		if refuse.Load() {
+			return `{"ok": false, "reason": "the judge says no"}`, nil
+		}
+		return `{"ok": true}`, nil
+	}}
 	reg, d, lr := startDir(t, root, DirOptions{Judge: j})
 	var kinds []string
 	for _, h := range d.Hooks() {
@@ -40,6 +48,11 @@ priority: 9
 	if lr.count(`Skipping bad: hook.url: "file:///etc/passwd": only http and https URLs are allowed (HOOK.yaml line 4)`) != 1 {
 		t.Fatalf("the bad hook's diagnostic:\n%s", lr)
 	}
+	// the judge (priority 9) answers first, and its block ends the chain
+	if dec := reg.PreToolCall(context.Background(), toolCall()); dec.Action != "block" || dec.Message != "the judge says no" || srv.hits.Load() != 0 {
+		t.Fatalf("decision = %+v, policy service called %d times", dec, srv.hits.Load())
+	}
+	refuse.Store(false)
 	dec := reg.PreToolCall(context.Background(), toolCall())
 	if dec.Action != "block" || dec.Message != "policy says no" {
 		t.Fatalf("decision = %+v", dec)
@@ -48,8 +61,8 @@ priority: 9
 	if !strings.HasPrefix(body, `{"event_type":"pre_tool_call","context":{`) {
 		t.Fatalf("a directory hook posts the directory-hook envelope: %s", body)
 	}
-	if len(j.requests()) != 1 || !strings.Contains(j.requests()[0].Prompt, `"event_type":"pre_tool_call"`) {
-		t.Fatalf("the prompt hook (priority 9) runs first: %+v", j.requests())
+	if len(j.requests()) != 2 || !strings.Contains(j.requests()[0].Prompt, `"event_type":"pre_tool_call"`) {
+		t.Fatalf("judge asked: %+v", j.requests())
 	}
 	// the matcher takes terminal only
 	hits := srv.hits.Load()
