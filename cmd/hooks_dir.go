@@ -219,7 +219,17 @@ func doctorDirHooks(ctx context.Context, e *env, a *app) (problems int, any bool
 				problems++
 			}
 		}
-		if h.Kind == "python" {
+		switch h.Kind {
+		case hooks.TypeHTTP:
+			fmt.Fprintf(e.stdout, "  ✓ http hook: POST %s (priority %d)\n", h.Typed.URL, h.Priority)
+		case hooks.TypePrompt, hooks.TypeAgent:
+			if a.judge() == nil {
+				fmt.Fprintf(e.stdout, "  ✗ %s hook: no model to ask (no judge configured): not loaded\n", h.Kind)
+				problems++
+			} else {
+				fmt.Fprintf(e.stdout, "  ✓ %s hook (priority %d), a model is there to ask\n", h.Kind, h.Priority)
+			}
+		case "python":
 			fmt.Fprintln(e.stdout, "  ✓ handler.py (python worker)")
 			if py.err != nil {
 				fmt.Fprintf(e.stdout, "  ✗ %v\n", py.err)
@@ -227,7 +237,7 @@ func doctorDirHooks(ctx context.Context, e *env, a *app) (problems int, any bool
 			} else {
 				fmt.Fprintf(e.stdout, "  ✓ python: %s (%s)\n", py.path, py.version)
 			}
-		} else {
+		default:
 			fmt.Fprintf(e.stdout, "  ✓ executable: %s\n", strings.Join(h.Argv, " "))
 		}
 		switch approved, changed := list.DirApproved(dir); {

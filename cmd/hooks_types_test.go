@@ -77,3 +77,20 @@ func TestHooksTypedCLI(t *testing.T) {
 		})
 	}
 }
+
+// A HOOK.yaml of type prompt: listed with its type and priority; doctor
+// says it cannot load without a model.
+func TestHooksTypedDirCLI(t *testing.T) {
+	home := t.TempDir()
+	dir := filepath.Join(home, "hooks", "judge")
+	os.MkdirAll(dir, 0o700)
+	os.WriteFile(filepath.Join(dir, "HOOK.yaml"), []byte("name: judge\nevents: [pre_tool_call]\ntype: prompt\nprompt: \"Is this fine? $ARGUMENTS\"\npriority: 3\nmatcher: \"term*\"\n"), 0o600)
+	code, out, errw := run(t, home, "", "hooks", "list")
+	if code != 0 || !strings.Contains(out, `runs: prompt hook: "Is this fine? $ARGUMENTS"`) || !strings.Contains(out, `type=prompt priority=3 matcher="term*"`) {
+		t.Fatalf("list: %d\n%s\n%s", code, out, errw)
+	}
+	code, out, errw = run(t, home, "", "hooks", "doctor")
+	if code != 1 || !strings.Contains(out, "✗ prompt hook: no model to ask (no judge configured): not loaded") {
+		t.Fatalf("doctor: %d\n%s\n%s", code, out, errw)
+	}
+}
