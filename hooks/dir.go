@@ -247,6 +247,9 @@ func readHookDir(dir string) (DirHook, []DirDiagnostic, bool) {
 		if err != nil {
 			return skip(m.Command.Line, "command: %v", err)
 		}
+		if slices.ContainsFunc(argv, func(a string) bool { return strings.Contains(a, "$ARGUMENTS") }) {
+			diag(false, m.Command.Line, h.Name+": ", "", "command: $ARGUMENTS is filled in only in config.yaml entries; a directory hook reads the payload on stdin, and gets $ARGUMENTS as written")
+		}
 		argv[0], err = resolveExecutable(dir, argv[0])
 		if err != nil {
 			return skip(m.Command.Line, "command: %v", err)

@@ -77,3 +77,12 @@ priority: 9
 		t.Fatalf("hooks %v\n%s", d2.Hooks(), lr2)
 	}
 }
+
+func TestDirHookArgumentsWarned(t *testing.T) {
+	root := t.TempDir()
+	dir := writeHook(t, root, "oh", map[string]string{"HOOK.yaml": "events: [pre_tool_call]\ncommand: [/bin/cat, $ARGUMENTS]\n"})
+	_, diags, ok := ReadHookDir(dir)
+	if !ok || len(diags) != 1 || diags[0].Line != 2 || !strings.Contains(diags[0].Msg, "$ARGUMENTS is filled in only in config.yaml entries") {
+		t.Fatalf("ok %v, diagnostics %+v", ok, diags)
+	}
+}
