@@ -42,6 +42,7 @@ func startDirHooks(ctx context.Context, a *app, _ *gatewayParts) (func(), error)
 		},
 		Consent:  &hooks.DirConsent{List: a.dirAllowlist(), AcceptSwitch: a.acceptHooks()},
 		Redactor: a.redactor,
+		Judge:    a.judge(),
 		Log:      a.log.With("component", "hooks"),
 	})
 	d.Load()
@@ -126,10 +127,16 @@ func listDirHooks(ctx context.Context, e *env, a *app) error {
 		list := a.dirAllowlist()
 		for _, h := range found {
 			what := "handler.py (python worker)"
-			if h.Kind == "exec" {
+			switch h.Kind {
+			case "exec":
 				what = strings.Join(h.Argv, " ")
+			case hooks.TypeHTTP:
+				what = "POST " + h.Typed.URL
+			case hooks.TypePrompt, hooks.TypeAgent:
+				what = fmt.Sprintf("%s hook: %q", h.Kind, h.Typed.Prompt)
 			}
 			fmt.Fprintf(e.stdout, "  %s — %s\n    events: %s\n    runs: %s\n", h.Name, h.Description, strings.Join(h.Events, ", "), what)
+			fmt.Fprintf(e.stdout, "    type=%s priority=%d matcher=%q\n", h.Typed.Kind(), h.Priority, h.Matcher)
 			switch approved, changed := list.DirApproved(h.Dir); {
 			case approved:
 				fmt.Fprintln(e.stdout, "    ✓ approved, code unchanged since")
@@ -212,7 +219,17 @@ func doctorDirHooks(ctx context.Context, e *env, a *app) (problems int, any bool
 				problems++
 			}
 		}
-		if h.Kind == "python" {
+		switch h.Kind {
+		case hooks.TypeHTTP:
+			fmt.Fprintf(e.stdout, "  ✓ http hook: POST %s (priority %d)\n", h.Typed.URL, h.Priority)
+		case hooks.TypePrompt, hooks.TypeAgent:
+			if a.judge() == nil {
+				fmt.Fprintf(e.stdout, "  ✗ %s hook: no model to ask (no judge configured): not loaded\n", h.Kind)
+				problems++
+			} else {
+				fmt.Fprintf(e.stdout, "  ✓ %s hook (priority %d), a model is there to ask\n", h.Kind, h.Priority)
+			}
+		case "python":
 			fmt.Fprintln(e.stdout, "  ✓ handler.py (python worker)")
 			if py.err != nil {
 				fmt.Fprintf(e.stdout, "  ✗ %v\n", py.err)
@@ -220,7 +237,7 @@ func doctorDirHooks(ctx context.Context, e *env, a *app) (problems int, any bool
 			} else {
 				fmt.Fprintf(e.stdout, "  ✓ python: %s (%s)\n", py.path, py.version)
 			}
-		} else {
+		default:
 			fmt.Fprintf(e.stdout, "  ✓ executable: %s\n", strings.Join(h.Argv, " "))
 		}
 		switch approved, changed := list.DirApproved(dir); {

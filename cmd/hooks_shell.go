@@ -136,8 +136,25 @@ func (a *app) allowlist() hooks.Allowlist {
 	return hooks.Allowlist{Path: filepath.Join(a.home, hooks.AllowlistFile), Log: a.log}
 }
 
+// hookJudge, when set, gives the model behind prompt and agent hooks
+// (the agent's, wired where the agent is built); unset, those hooks do
+// not load and `herald hooks doctor` says so.
+var hookJudge func(a *app) hooks.Judge
+
+func (a *app) judge() hooks.Judge {
+	if hookJudge == nil {
+		return nil
+	}
+	return hookJudge(a)
+}
+
 func (a *app) shellRunner() *hooks.ShellRunner {
-	return &hooks.ShellRunner{Environ: hookEnviron(a), Log: a.log.With("component", "shell-hooks"), Redactor: a.redactor, Lookup: func(k string) (string, bool) {
+	return &hooks.ShellRunner{Environ: hookEnviron(a), Log: a.log.With("component", "shell-hooks"), Redactor: a.redactor, Judge: a.judge(), Lookup: func(k string) (string, bool) {
+		// the gateway's environment as cmd.Main was given it, then the
+		// process's, then .env
+		if v := a.e.getenv(k); v != "" {
+			return v, true
+		}
 		if v, ok := os.LookupEnv(k); ok {
 			return v, true
 		}
@@ -171,9 +188,9 @@ func startShellHooks(ctx context.Context, a *app, g *gatewayParts) (func(), erro
 		}
 		switch {
 		case r.Blocker:
-			a.log.Warn("fail_closed shell hook is not approved: its tool calls are blocked until it is", "hook", r.Spec.Command, "event", r.Spec.Event)
+			a.log.Warn("block_on_failure hook cannot run: what it guards is blocked until it can", "hook", r.Spec.Name(), "event", r.Spec.Event)
 		case r.Running:
-			a.log.Info("shell hook registered", "event", r.Spec.Event, "hook", r.Spec.Command)
+			a.log.Info("shell hook registered", "event", r.Spec.Event, "hook", r.Spec.Name(), "type", r.Spec.Kind(), "priority", r.Spec.Priority)
 		}
 	}
 	return nil, nil
@@ -198,8 +215,8 @@ func listShellHooks(ctx context.Context, e *env, a *app) error {
 				continue
 			}
 			status := "✗ not allowlisted"
-			entry, ok := list.Find(s.Event, s.Command)
-			changed := ok && entry.ScriptSHA256 != "" && entry.ScriptSHA256 != hooks.ScriptHash(s.Command)
+			entry, ok := list.Find(s.Event, s.Key())
+			changed := ok && entry.ScriptSHA256 != "" && entry.ScriptSHA256 != hooks.ScriptHash(s.Key())
 			switch {
 			case ok && !changed:
 				status = "✓ allowed"
@@ -208,7 +225,7 @@ func listShellHooks(ctx context.Context, e *env, a *app) error {
 			}
 			extra := ""
 			if s.FailClosed {
-				extra += ", fail_closed"
+				extra += ", block_on_failure"
 			}
 			if s.Dialect != "" {
 				extra += ", dialect=" + s.Dialect
@@ -216,14 +233,43 @@ func listShellHooks(ctx context.Context, e *env, a *app) error {
 			if s.Persistent {
 				extra += fmt.Sprintf(", persistent×%d", max(s.Concurrency, 1))
 			}
-			fmt.Fprintf(e.stdout, "    - %s matcher=%q (timeout=%ds%s, %s)\n", s.Command, s.Matcher, int(s.Timeout.Seconds()), extra, status)
+			fmt.Fprintf(e.stdout, "    - %s matcher=%q (timeout=%ds%s, %s)\n", s.Name(), s.Matcher, int(s.Timeout.Seconds()), extra, status)
+			fmt.Fprintf(e.stdout, "      type=%s priority=%d matcher=%q%s\n", s.Kind(), s.Priority, s.Matcher, typeDetail(s))
 			fmt.Fprintf(e.stdout, "      from: %s\n", s.Origin())
+			if !ok {
+				fmt.Fprintf(e.stdout, "      allow with: herald hooks allow %s %q\n", s.Event, s.Key())
+			}
 			if ok {
 				fmt.Fprintf(e.stdout, "      approved_at: %s\n", entry.ApprovedAt)
 			}
 		}
 	}
 	return nil
+}
+
+// typeDetail is what a listing says of an entry's type beyond its name.
+func typeDetail(s hooks.ShellSpec) string {
+	switch s.Kind() {
+	case hooks.TypeHTTP:
+		d := ""
+		if s.Secret != "" {
+			d += " signed"
+		}
+		if s.AllowPrivate {
+			d += " allow_private"
+		}
+		return d
+	case hooks.TypePrompt, hooks.TypeAgent:
+		d := " model=" + firstNonEmpty(s.Model, "(the gateway's)")
+		if s.Kind() == hooks.TypeAgent {
+			d += fmt.Sprintf(" max_iterations=%d", s.MaxIterations)
+		}
+		return d
+	}
+	if s.OpenHarness {
+		return " form=openharness"
+	}
+	return ""
 }
 
 // samplePayloads are realistic payloads for `herald hooks test`.
@@ -299,12 +345,16 @@ func hooksTest(ctx context.Context, e *env, args []string) error {
 			continue
 		}
 		n++
+		if s.Kind() != hooks.TypeCommand {
+			testTyped(ctx, e, a, runner, s, event, payload)
+			continue
+		}
 		in, err := s.Payload(event, payload)
 		if err != nil {
 			return err
 		}
 		fmt.Fprintf(e.stdout, "── %s (%s)\n", s.Command, s.Origin())
-		res := runSpec(ctx, runner, s, in)
+		res := runSpec(ctx, runner, s, event, in)
 		if res.SpawnErr != nil {
 			fmt.Fprintf(e.stdout, "  error: %v\n", res.SpawnErr)
 		}
@@ -325,6 +375,32 @@ func hooksTest(ctx context.Context, e *env, args []string) error {
 		fmt.Fprintf(e.stdout, "No shell hooks configured for %s.\n", event)
 	}
 	return nil
+}
+
+// testTyped fires an http, prompt or agent entry once and shows its
+// answer as the combiners would read it.
+func testTyped(ctx context.Context, e *env, a *app, runner *hooks.ShellRunner, s hooks.ShellSpec, event string, payload any) {
+	fmt.Fprintf(e.stdout, "── %s [type %s, priority %d] (%s)\n", s.Name(), s.Kind(), s.Priority, s.Origin())
+	if (s.Kind() == hooks.TypePrompt || s.Kind() == hooks.TypeAgent) && runner.Judge == nil {
+		fmt.Fprintln(e.stdout, "  error: no model to ask (no judge configured)")
+		return
+	}
+	start := time.Now()
+	v, err := runner.Try(ctx, s, event, payload)
+	fmt.Fprintf(e.stdout, "  elapsed=%.3fs\n", time.Since(start).Seconds())
+	switch {
+	case err != nil:
+		fail := ""
+		if s.FailClosed {
+			fail = " — block_on_failure: this blocks"
+		}
+		fmt.Fprintf(e.stdout, "  parsed: <error: %s>%s\n", a.redactor.Redact(err.Error()), fail)
+	case v == nil:
+		fmt.Fprintln(e.stdout, "  parsed: <none — hook contributed nothing to the dispatcher>")
+	default:
+		b, _ := json.Marshal(v)
+		fmt.Fprintf(e.stdout, "  parsed (herald wire shape): %s\n", a.redactor.Redact(string(b)))
+	}
 }
 
 func clip(b []byte) string {
@@ -435,6 +511,10 @@ func hooksDoctor(ctx context.Context, e *env, args []string) error {
 	list, runner := hooks.Approvals(a.allowlist().Load()), a.shellRunner()
 	problems := 0
 	for _, s := range specs {
+		if s.Kind() != hooks.TypeCommand {
+			problems += doctorTyped(ctx, e, a, runner, list, s)
+			continue
+		}
 		fmt.Fprintf(e.stdout, "%s [%s]\n", s.Command, s.Event)
 		path := hooks.ScriptPath(s.Command)
 		if st, err := os.Stat(path); err != nil {
@@ -468,7 +548,7 @@ func hooksDoctor(ctx context.Context, e *env, args []string) error {
 		}
 		in, _ := s.Payload(s.Event, samplePayload(s.Event, ""))
 		sctx, cancel := context.WithTimeout(ctx, 30*time.Second)
-		res := runSpec(sctx, runner, s, in)
+		res := runSpec(sctx, runner, s, s.Event, in)
 		cancel()
 		_, perr := s.Answer(res)
 		switch {
@@ -498,11 +578,63 @@ func hooksDoctor(ctx context.Context, e *env, args []string) error {
 	return nil
 }
 
+// doctorTyped checks an http, prompt or agent entry: its URL, or that a
+// model is there to ask; its consent; for an approved http entry, one
+// POST of a sample payload. It returns the number of issues.
+func doctorTyped(ctx context.Context, e *env, a *app, runner *hooks.ShellRunner, list hooks.Approvals, s hooks.ShellSpec) (problems int) {
+	fmt.Fprintf(e.stdout, "%s [%s, type %s, priority %d]\n", s.Name(), s.Event, s.Kind(), s.Priority)
+	switch s.Kind() {
+	case hooks.TypeHTTP:
+		if err := hooks.CheckHookURL(s.URL); err != nil {
+			fmt.Fprintf(e.stdout, "  ✗ url: %v\n", err)
+			problems++
+		} else {
+			fmt.Fprintln(e.stdout, "  ✓ url is http(s) with a host")
+		}
+	default:
+		if runner.Judge == nil {
+			fmt.Fprintln(e.stdout, "  ✗ no model to ask (no judge configured): the hook does not load")
+			problems++
+		} else {
+			fmt.Fprintln(e.stdout, "  ✓ a model is there to ask")
+		}
+	}
+	entry, ok := list.Find(s.Event, s.Key())
+	switch {
+	case !ok:
+		fmt.Fprintf(e.stdout, "  ✗ not allowlisted (herald hooks allow %s %q)\n", s.Event, s.Key())
+		return problems + 1
+	case entry.ScriptSHA256 != hooks.ScriptHash(s.Key()):
+		fmt.Fprintln(e.stdout, "  ⚠ allowlist entry does not match (approve it again)")
+		problems++
+	default:
+		fmt.Fprintln(e.stdout, "  ✓ allowlisted")
+	}
+	if s.Kind() != hooks.TypeHTTP {
+		fmt.Fprintln(e.stdout, "  ℹ the model is not called by doctor (herald hooks test does)")
+		return problems
+	}
+	sctx, cancel := context.WithTimeout(ctx, 30*time.Second)
+	defer cancel()
+	start := time.Now()
+	if _, err := runner.Try(sctx, s, s.Event, samplePayload(s.Event, "")); err != nil {
+		fmt.Fprintf(e.stdout, "  ✗ smoke test: %s\n", a.redactor.Redact(err.Error()))
+		return problems + 1
+	}
+	fmt.Fprintf(e.stdout, "  ✓ smoke test: answered in %.3fs\n", time.Since(start).Seconds())
+	return problems
+}
+
 // runSpec runs a hook once: spawned, or for a persistent hook a process
-// started for this one request.
-func runSpec(ctx context.Context, r *hooks.ShellRunner, s hooks.ShellSpec, in []byte) *hooks.ShellRun {
+// started for this one request; an OpenHarness-form entry gets its
+// $ARGUMENTS and environment for event.
+func runSpec(ctx context.Context, r *hooks.ShellRunner, s hooks.ShellSpec, event string, in []byte) *hooks.ShellRun {
 	if !s.Persistent {
-		return r.Run(ctx, &s, in)
+		call, err := s.ForCall(event, in)
+		if err != nil {
+			return &hooks.ShellRun{Stdin: in, Exit: -1, SpawnErr: err}
+		}
+		return r.Run(ctx, &call, in)
 	}
 	p := hooks.NewPersistent(r, s, 1)
 	defer p.Close()

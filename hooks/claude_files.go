@@ -344,3 +344,12 @@ func (s *ShellSpec) Origin() string {
 	}
 	return file + ": " + s.Where
 }
+
+// At is where the entry is written: file:line: hooks.<event>[i].
+func (s *ShellSpec) At() string {
+	file := s.File
+	if file == "" {
+		file = "config.yaml"
+	}
+	return fmt.Sprintf("%s:%d: %s", file, s.Line, s.Where)
+}

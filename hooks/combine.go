@@ -20,7 +20,7 @@ func (r *Registry) PreToolCall(ctx context.Context, p *PreToolCall) ToolDecision
 	var out ToolDecision
 	var blocked, allowed bool
 	var fb Feedback
-	r.Call(ctx, PreToolCallHook, p, func(a *Answer) {
+	fold := func(a *Answer) {
 		if d := asToolDecision(a.Value); d != nil && !a.Failed() {
 			fb.Merge(d.Feedback)
 		}
@@ -69,7 +69,8 @@ func (r *Registry) PreToolCall(ctx context.Context, p *PreToolCall) ToolDecision
 				out.Args[k] = v
 			}
 		}
-	})
+	}
+	r.callUntil(ctx, PreToolCallHook, p, func(a *Answer) bool { fold(a); return blocked })
 	// approve with modify: the action stays "approve" and Args carries the
 	// merged changes, so a person is asked about the modified call
 	if allowed && (out.Action == "" || out.Action == "modify") {
@@ -84,12 +85,16 @@ func (r *Registry) PreToolCall(ctx context.Context, p *PreToolCall) ToolDecision
 // DefaultBlockMessage is the text of a block that came without one.
 const DefaultBlockMessage = "Blocked by shell hook."
 
-func failMessage(a *Answer) string {
+func failMessage(a *Answer) string { return failMessageAt(PreToolCallHook, a) }
+
+// failMessageAt is the reason of a block for a hook that failed: the
+// hook's name and its failure.
+func failMessageAt(event string, a *Answer) string {
 	switch {
 	case a.Panicked:
-		return fmt.Sprintf("pre_tool_call hook %s raised: %v", a.Hook, a.Err)
+		return fmt.Sprintf("%s hook %s raised: %v", event, a.Hook, a.Err)
 	case a.TimedOut:
-		return fmt.Sprintf("pre_tool_call hook %s timed out or is still running", a.Hook)
+		return fmt.Sprintf("%s hook %s timed out or is still running", event, a.Hook)
 	}
 	return fmt.Sprintf("hook %s failed closed: %v", a.Hook, a.Err)
 }
@@ -128,33 +133,44 @@ func (r *Registry) PreLLMCall(ctx context.Context, p *PreLLMCall) string {
 func (r *Registry) UserPrompt(ctx context.Context, p *PreLLMCall) (string, Feedback) {
 	var parts []string
 	var fb Feedback
-	r.Call(ctx, PreLLMCallHook, p, func(a *Answer) {
-		if a.Failed() {
-			return
-		}
-		switch v := a.Value.(type) {
-		case *LLMContext:
-			if v != nil {
-				fb.Merge(v.Feedback)
-			}
-			if v != nil && strings.TrimSpace(v.Context) != "" {
-				parts = append(parts, v.Context)
-			}
-		case LLMContext:
-			if strings.TrimSpace(v.Context) != "" {
-				parts = append(parts, v.Context)
-			}
-		case string:
-			if strings.TrimSpace(v) != "" {
-				parts = append(parts, v)
-			}
-		case map[string]any:
-			if c, ok := v["context"]; ok && c != nil && c != "" {
-				parts = append(parts, fmt.Sprint(c))
-			}
-		}
+	r.callUntil(ctx, PreLLMCallHook, p, func(a *Answer) bool {
+		userPromptAnswer(a, &parts, &fb)
+		return fb.Block
 	})
 	return strings.Join(parts, "\n\n"), fb
+}
+
+// userPromptAnswer folds one pre_llm_call answer: its context, its
+// Feedback, and, for a block_on_failure hook that failed, a block naming
+// it.
+func userPromptAnswer(a *Answer, parts *[]string, fb *Feedback) {
+	if a.Failed() {
+		if a.FailClosed {
+			fb.Merge(&Feedback{Block: true, Reason: failMessageAt(PreLLMCallHook, a)})
+		}
+		return
+	}
+	switch v := a.Value.(type) {
+	case *LLMContext:
+		if v != nil {
+			fb.Merge(v.Feedback)
+		}
+		if v != nil && strings.TrimSpace(v.Context) != "" {
+			*parts = append(*parts, v.Context)
+		}
+	case LLMContext:
+		if strings.TrimSpace(v.Context) != "" {
+			*parts = append(*parts, v.Context)
+		}
+	case string:
+		if strings.TrimSpace(v) != "" {
+			*parts = append(*parts, v)
+		}
+	case map[string]any:
+		if c, ok := v["context"]; ok && c != nil && c != "" {
+			*parts = append(*parts, fmt.Sprint(c))
+		}
+	}
 }
 
 // Feedback publishes an observer event (Notify) and merges what its
@@ -236,15 +252,15 @@ func (r *Registry) TransformLLMOutput(ctx context.Context, p *LLMOutput) (string
 func (r *Registry) PreGatewayDispatch(ctx context.Context, p *Dispatch) DispatchDecision {
 	var out DispatchDecision
 	var done bool
-	r.Call(ctx, PreGatewayDispatchHook, p, func(a *Answer) {
+	r.callUntil(ctx, PreGatewayDispatchHook, p, func(a *Answer) bool {
 		if done || a.Failed() {
-			return
+			return done
 		}
 		var d DispatchDecision
 		switch v := a.Value.(type) {
 		case *DispatchDecision:
 			if v == nil {
-				return
+				return false
 			}
 			d = *v
 		case DispatchDecision:
@@ -257,7 +273,7 @@ func (r *Registry) PreGatewayDispatch(ctx context.Context, p *Dispatch) Dispatch
 				d.Text, d.TextSet = t, true
 			}
 		default:
-			return
+			return false
 		}
 		switch d.Action {
 		case "skip", "allow":
@@ -268,6 +284,7 @@ func (r *Registry) PreGatewayDispatch(ctx context.Context, p *Dispatch) Dispatch
 			}
 			out, done = d, true
 		}
+		return done
 	})
 	return out
 }
@@ -288,15 +305,15 @@ type CommandOutcome struct {
 func (r *Registry) Command(ctx context.Context, p *Command) CommandOutcome {
 	var out CommandOutcome
 	var done bool
-	r.Call(ctx, CommandPrefix+p.Command, p, func(a *Answer) {
+	r.callUntil(ctx, CommandPrefix+p.Command, p, func(a *Answer) bool {
 		if done || a.Failed() {
-			return
+			return done
 		}
 		var d CommandDecision
 		switch v := a.Value.(type) {
 		case *CommandDecision:
 			if v == nil {
-				return
+				return false
 			}
 			d = *v
 		case CommandDecision:
@@ -306,7 +323,7 @@ func (r *Registry) Command(ctx context.Context, p *Command) CommandOutcome {
 			d.Message, _ = v["message"].(string)
 			d.CommandName, _ = v["command_name"].(string)
 		default:
-			return
+			return false
 		}
 		switch strings.ToLower(strings.TrimSpace(d.Decision)) {
 		case "deny":
@@ -320,10 +337,11 @@ func (r *Registry) Command(ctx context.Context, p *Command) CommandOutcome {
 		case "rewrite":
 			name := strings.TrimPrefix(strings.TrimSpace(d.CommandName), "/")
 			if name == "" {
-				return
+				return false
 			}
 			out, done = CommandOutcome{Decision: "rewrite", Rewrite: name}, true
 		}
+		return done
 	})
 	return out
 }

@@ -49,6 +49,17 @@ type DirHook struct {
 	Env map[string]string
 	// Timeout bounds each answer (0: the registry's default, 60 s).
 	Timeout time.Duration
+	// Typed is the hook's type: an http, prompt or agent hook (Kind is
+	// its type) needs no handler.
+	Typed TypeSpec
+	// Priority orders the hook among an event's attachments (higher
+	// first); Matcher is an OpenHarness fnmatch pattern (globSubject);
+	// BlockOnFailure makes a failure block on pre_tool_call and
+	// pre_llm_call.
+	Priority       int
+	Matcher        string
+	matchRe        *regexp.Regexp
+	BlockOnFailure bool
 }
 
 // DirDiagnostic is a problem with one hook directory. It never stops the
@@ -189,10 +200,55 @@ func readHookDir(dir string) (DirHook, []DirDiagnostic, bool) {
 		}
 	}
 
+	var doc yaml.Node
+	if yaml.Unmarshal(b, &doc) == nil && len(doc.Content) == 1 && doc.Content[0].Kind == yaml.MappingNode {
+		fields := entryFields(doc.Content[0])
+		ts, warns, fatal := readTypeFields(fields, "hook")
+		if fatal != nil {
+			return skip(fatal.Line, "%s", fatal.Msg)
+		}
+		for _, w := range warns {
+			diag(false, w.Line, h.Name+": ", "", w.Msg)
+		}
+		h.Typed = ts
+		if p, prob := readPriority(fields, "hook"); prob != nil {
+			diag(false, prob.Line, h.Name+": ", "; using 0", prob.Msg)
+		} else {
+			h.Priority = p
+		}
+		if n := fields["matcher"]; n != nil && n.Kind == yaml.ScalarNode && strings.TrimSpace(n.Value) != "" {
+			h.Matcher = strings.TrimSpace(n.Value)
+			if h.matchRe, err = Fnmatch(h.Matcher); err != nil {
+				diag(false, n.Line, h.Name+": ", "; it is compared literally", fmt.Sprintf("matcher %q is not a valid pattern (%v)", h.Matcher, err))
+			}
+		}
+		on, set, _ := readBlockOnFailure(fields)
+		if !set {
+			on = DefaultBlockOnFailure(ts.Kind())
+		}
+		h.BlockOnFailure = on
+		if n := fields["timeout_seconds"]; n != nil && m.Timeout.Kind == 0 {
+			if d, err := parseTimeout(n.Value); err == nil && n.Kind == yaml.ScalarNode {
+				h.Timeout = d
+			} else {
+				diag(false, n.Line, h.Name+": ", "; using the default", fmt.Sprintf("timeout_seconds %q is not a number of seconds", n.Value))
+			}
+		}
+	}
+	if k := h.Typed.Kind(); k != TypeCommand {
+		if m.Command.Kind != 0 {
+			diag(false, m.Command.Line, h.Name+": ", "; ignored", fmt.Sprintf("command: applies to command hooks only (this one is type %s)", k))
+		}
+		h.Kind = k
+		return h, diags, true
+	}
 	if m.Command.Kind != 0 {
 		argv, err := commandArgv(&m.Command)
 		if err != nil {
 			return skip(m.Command.Line, "command: %v", err)
+		}
+		if slices.ContainsFunc(argv, func(a string) bool { return strings.Contains(a, "$ARGUMENTS") }) {
+			diag(false, m.Command.Line, h.Name+": ", "", "command: $ARGUMENTS is filled in only in config.yaml entries; a directory hook reads the payload on stdin, and gets $ARGUMENTS as written")
 		}
 		argv[0], err = resolveExecutable(dir, argv[0])
 		if err != nil {
@@ -435,6 +491,9 @@ type DirOptions struct {
 	// Redactor masks known secrets in every payload before a hook reads
 	// it (nil: credential shapes only).
 	Redactor *herald.Redactor
+	// Judge is the model behind prompt and agent hooks; without one they
+	// do not load.
+	Judge Judge
 }
 
 // DirHooks keeps the registry subscribed to the hook directories under
@@ -592,6 +651,10 @@ func (d *DirHooks) sync(initial bool) {
 					ds.ok = false
 				}
 			}
+			if k := ds.hook.Kind; ds.ok && (k == TypePrompt || k == TypeAgent) && d.o.Judge == nil {
+				d.log.Warn(fmt.Sprintf("[hooks] Skipping %s: %s hook cannot load: no model to ask (no judge configured) (%s)", ds.hook.Name, k, filepath.Join(dir, "HOOK.yaml")), "hook", ds.hook.Name, "dir", dir)
+				ds.ok = false
+			}
 			if ds.ok && d.o.Consent != nil {
 				v := d.o.Consent.Check(ds.hook)
 				switch {
@@ -694,15 +757,33 @@ func (d *DirHooks) loadLocked(h DirHook, fp, python string) {
 			l.worker.run(d.ctx)
 		}()
 		handler = l.worker.handle
+	case TypeHTTP, TypePrompt, TypeAgent:
+		handler = (&typedHook{spec: h.Typed, label: h.Name, timeout: h.Timeout, encode: GatewayEnvelope,
+			red: d.o.Redactor, judge: d.o.Judge, lookup: envLookup(env, d.o.Lookup), log: d.log}).handle
 	default:
 		handler = (&execHook{hook: h, env: env, log: d.log, red: d.o.Redactor}).handle
 	}
 	drained := make(chan struct{})
-	l.unsub = d.reg.Subscribe(Subscription{
+	sub := Subscription{
 		Name: h.Name, Attach: AttachDir, Events: h.Events, Handler: handler,
 		Timeout: h.Timeout, Concurrent: true, Order: filepath.Base(h.Dir),
-		OnClosed: func() { close(drained) },
-	})
+		OnClosed: func() { close(drained) }, Priority: h.Priority, FailClosed: h.BlockOnFailure,
+	}
+	if h.Matcher != "" {
+		match := func(s string) bool {
+			if h.matchRe != nil {
+				return h.matchRe.MatchString(s)
+			}
+			return s == h.Matcher
+		}
+		// the event name is the subject only of a hook on one event
+		one := ""
+		if len(h.Events) == 1 {
+			one = h.Events[0]
+		}
+		sub.Accept = globAccept(one, match)
+	}
+	l.unsub = d.reg.Subscribe(sub)
 	d.wg.Add(1)
 	go func() {
 		defer d.wg.Done()
@@ -808,6 +889,22 @@ func (d *DirHooks) environ(h DirHook) []string {
 		env = setEnv(env, k, v)
 	}
 	return env
+}
+
+// envLookup finds a variable in env, or else through lookup (a header's
+// ${VAR}).
+func envLookup(env []string, lookup func(string) (string, bool)) func(string) (string, bool) {
+	return func(k string) (string, bool) {
+		for _, kv := range env {
+			if name, v, ok := strings.Cut(kv, "="); ok && name == k {
+				return v, true
+			}
+		}
+		if lookup != nil {
+			return lookup(k)
+		}
+		return "", false
+	}
 }
 
 func setEnv(env []string, k, v string) []string {

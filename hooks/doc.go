@@ -23,10 +23,20 @@
 //     answers are combined in declared order: Go plugins, directory
 //     hooks, shell hooks; within a kind, exact names before "base:*"
 //     wildcards, then registration order.
+//   - Priority (Subscription.Priority) orders an event's subscribers
+//     before all of the above: a lower priority is called only once every
+//     higher one has answered, and not at all once an answer at an event
+//     that can block (pre_tool_call, pre_llm_call, pre_gateway_dispatch,
+//     command:*) has blocked. Observer queues are not ordered by it.
+//   - Every attachment has a type (hooktypes.go): command, http (the
+//     payload POSTed; the dialed address checked, hookhttp.go), prompt or
+//     agent (a Judge asked for {"ok", "reason"}). All answer through the
+//     same combiners.
 //   - A panic, error or overrun in any hook is recovered and logged with
 //     the hook's name. Interceptors fail open with a warning, except that a
 //     Go pre_tool_call that panics or overruns, and any fail_closed
-//     subscriber that fails, blocks the tool call.
+//     (block_on_failure) subscriber that fails, blocks the tool call (on
+//     pre_llm_call: refuses the prompt).
 //   - Persistent shell hooks get each request written under the call's
 //     deadline and context: a hook that does not read its input is killed
 //     (its process group) and restarted on the next call. No lock is held

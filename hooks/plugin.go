@@ -11,6 +11,9 @@ type Plugin struct {
 	Name        string
 	Description string
 	Register    func(*PluginContext) error
+	// Priority orders the plugin's callbacks among an event's other
+	// attachments (Subscription.Priority; higher first, default 0).
+	Priority int
 }
 
 // PluginContext is what a plugin's Register gets.
@@ -29,7 +32,7 @@ func (c *PluginContext) RegisterHook(name string, h Handler) {
 	name = CanonicalEvent(name)
 	c.events = append(c.events, name)
 	c.unsubs = append(c.unsubs, c.reg.Subscribe(Subscription{
-		Name: c.plugin.Name, Attach: AttachGo, Events: []string{name}, Handler: h,
+		Name: c.plugin.Name, Attach: AttachGo, Events: []string{name}, Handler: h, Priority: c.plugin.Priority,
 		// one queue for the whole plugin: its callbacks see events in the
 		// order they happened, and its observers are flushed before any
 		// of its interceptors

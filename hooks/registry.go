@@ -92,6 +92,13 @@ type Subscription struct {
 	// OnClosed, if set, is called once the subscription is removed (or the
 	// registry closed) and everything queued for it has been delivered.
 	OnClosed func()
+	// Priority orders the subscribers of one event: higher first, and a
+	// lower priority is called only once every higher one has answered
+	// (and not at all once an answer at an event that can block has
+	// blocked). Equal priorities keep the order above and run as they
+	// always do (Go callbacks one after another, the others side by
+	// side). Default 0.
+	Priority int
 	// Group, if set, puts subscriptions on one delivery queue: a Go
 	// plugin's callbacks (one subscription per RegisterHook) then see all
 	// its events in the order they happened, and flushing before one of
@@ -331,9 +338,9 @@ func (r *Registry) lookupSlow(name string, snap *snapshot, mark bool) []*sub {
 	return subs
 }
 
-// resolve orders the subscribers of an event name: by attachment kind,
-// then exact subscriptions before "base:*" wildcards and "*", then Order,
-// then registration.
+// resolve orders the subscribers of an event name: by priority (higher
+// first), then attachment kind, then exact subscriptions before "base:*"
+// wildcards and "*", then Order, then registration.
 func resolve(all []*sub, name string) []*sub {
 	base, _, hasBase := strings.Cut(name, ":")
 	var out []*sub
@@ -363,6 +370,9 @@ func resolve(all []*sub, name string) []*sub {
 	}
 	less := func(i, j int) bool {
 		a, b := out[i], out[j]
+		if a.Priority != b.Priority {
+			return a.Priority > b.Priority
+		}
 		if a.Attach != b.Attach {
 			return a.Attach < b.Attach
 		}
@@ -452,7 +462,7 @@ func (r *Registry) notify(ctx context.Context, name string, payload any, queue b
 			}
 		}
 	}
-	r.callAll(ctx, subs, ev, func(s *sub) bool { return s.Inline && matches(s, payload) }, fn)
+	r.callAll(ctx, subs, ev, func(s *sub) bool { return s.Inline && matches(s, payload) }, func(a *Answer) bool { fn(a); return false })
 }
 
 func (r *Registry) enqueue(s *sub, q queued) bool {
@@ -659,6 +669,13 @@ func (a *Answer) Failed() bool { return a.Err != nil || a.Panicked || a.TimedOut
 // reported in the Answer so the combiner can decide (fail open, or fail
 // closed for pre_tool_call).
 func (r *Registry) Call(ctx context.Context, name string, payload any, fn func(*Answer)) {
+	r.callUntil(ctx, name, payload, func(a *Answer) bool { fn(a); return false })
+}
+
+// callUntil is Call for the combiners: fn reports, per answer, whether it
+// ended the chain (a block at an event that can block); the priorities
+// below are then not called.
+func (r *Registry) callUntil(ctx context.Context, name string, payload any, fn func(*Answer) (stop bool)) {
 	subs := r.lookup(name, true)
 	if len(subs) == 0 {
 		return
@@ -672,10 +689,26 @@ func (r *Registry) Call(ctx context.Context, name string, payload any, fn func(*
 	r.callAll(ctx, subs, ev, func(s *sub) bool { return s.Attach != AttachInternal && matches(s, payload) }, fn)
 }
 
-// callAll calls the subscribers pick takes and hands their answers to fn
-// in order: Go callbacks one after another, out-of-process subscribers
-// side by side.
-func (r *Registry) callAll(ctx context.Context, subs []*sub, ev Event, pick func(*sub) bool, fn func(*Answer)) {
+// callAll calls the subscribers pick takes, one priority after another,
+// and hands their answers to fn in order; once fn says an answer ended
+// the chain, the lower priorities are not called.
+func (r *Registry) callAll(ctx context.Context, subs []*sub, ev Event, pick func(*sub) bool, fn func(*Answer) (stop bool)) {
+	for i := 0; i < len(subs); {
+		j := i + 1
+		for j < len(subs) && subs[j].Priority == subs[i].Priority {
+			j++
+		}
+		if r.callLevel(ctx, subs[i:j], ev, pick, fn) {
+			return
+		}
+		i = j
+	}
+}
+
+// callLevel calls the subscribers of one priority: Go callbacks one after
+// another, out-of-process subscribers side by side; every answer goes to
+// fn, and it reports whether one of them ended the chain.
+func (r *Registry) callLevel(ctx context.Context, subs []*sub, ev Event, pick func(*sub) bool, fn func(*Answer) (stop bool)) (stopped bool) {
 	var par []*sub
 	var a Answer
 	for _, s := range subs {
@@ -688,13 +721,13 @@ func (r *Registry) callAll(ctx context.Context, subs []*sub, ev Event, pick func
 		}
 		a = Answer{}
 		r.callGo(ctx, s, ev, &a)
-		fn(&a)
+		stopped = fn(&a) || stopped
 	}
 	switch len(par) {
 	case 0:
 	case 1:
 		a := r.callOne(ctx, par[0], ev)
-		fn(&a)
+		stopped = fn(&a) || stopped
 	default:
 		answers := make([]Answer, len(par))
 		var wg sync.WaitGroup
@@ -707,9 +740,10 @@ func (r *Registry) callAll(ctx context.Context, subs []*sub, ev Event, pick func
 		}
 		wg.Wait()
 		for i := range answers {
-			fn(&answers[i])
+			stopped = fn(&answers[i]) || stopped
 		}
 	}
+	return stopped
 }
 
 // goCall is one Go callback's outcome, written by its goroutine before

@@ -59,8 +59,30 @@ type ShellSpec struct {
 	Persistent  bool
 	Concurrency int
 
-	argv []string // the split command, once a handler is made
+	// TypeSpec is the entry's type (command unless type: says http,
+	// prompt or agent) and that type's fields.
+	TypeSpec
+	// Priority orders the attachments of one event: higher first.
+	Priority int
+	// OpenHarness is a `type: command` entry whose command says
+	// $ARGUMENTS (OpenHarness' form): it runs under /bin/sh -c with
+	// $ARGUMENTS replaced by the payload JSON as one quoted word, and
+	// OPENHARNESS_HOOK_EVENT and OPENHARNESS_HOOK_PAYLOAD set.
+	OpenHarness bool
+	// glob marks an OpenHarness-form matcher (an entry with type:):
+	// fnmatch, compared with globSubject.
+	glob bool
+
+	argv     []string // the split command, once a handler is made
+	extraEnv []string // per-call variables (OpenHarness form)
 }
+
+// Key is what the allowlist records for the entry (TypeSpec.ConsentKey).
+func (s *ShellSpec) Key() string { return s.ConsentKey(s.Command) }
+
+// Name names the entry in logs and listings: its command, or its type
+// and URL or prompt.
+func (s *ShellSpec) Name() string { return s.Label(s.Command) }
 
 // Shell-hook timeouts, as Hermes clamps them.
 const (
@@ -79,6 +101,12 @@ var reservedShellKeys = map[string]bool{"python": true, "output_spill": true, "o
 // matcher written with herald's name (terminal) still takes the tool, as
 // it did before; the two sets of names never collide.
 func (s *ShellSpec) Matches(tool string) bool {
+	if s.glob {
+		if p, _ := Lookup(s.Event); !p.Tool || s.Matcher == "" {
+			return true
+		}
+		return s.globMatches(tool)
+	}
 	if s.Dialect == "claude" {
 		c := ClaudeToolName(tool)
 		return s.claudeMatches(c) || c != tool && s.claudeMatches(tool)
@@ -156,25 +184,50 @@ func parseShellEntry(e *yaml.Node, event, where string, pt Point) (ShellSpec, []
 	if e.Kind != yaml.MappingNode {
 		return s, []string{where + " is not a mapping; skipped"}, false
 	}
-	fields := map[string]*yaml.Node{}
-	for i := 0; i+1 < len(e.Content); i += 2 {
-		fields[e.Content[i].Value] = e.Content[i+1]
+	fields := entryFields(e)
+	ts, tw, fatal := readTypeFields(fields, where)
+	if fatal != nil {
+		return s, []string{fatal.Msg + "; skipped"}, false
 	}
+	for _, w := range tw {
+		warns = append(warns, w.Msg)
+	}
+	s.TypeSpec = ts
+	kind := ts.Kind()
+	s.Timeout = DefaultTimeout(kind)
 	if c := fields["command"]; c != nil && c.Kind == yaml.ScalarNode {
 		s.Command = strings.TrimSpace(c.Value)
 	}
-	if s.Command == "" {
+	if kind != TypeCommand {
+		if s.Command != "" {
+			warns = append(warns, fmt.Sprintf("%s.command applies to command hooks only (this one is type %s); ignored", where, kind))
+			s.Command = ""
+		}
+	} else if s.Command == "" {
 		return s, []string{where + " is missing a non-empty 'command' field; skipped"}, false
 	}
 	// a claude-dialect command is sh -c's to parse, as in Claude Code
 	claude := fields["dialect"] != nil && strings.EqualFold(strings.TrimSpace(fields["dialect"].Value), "claude")
-	if _, err := SplitCommand(s.Command); err != nil && !claude {
-		return s, []string{fmt.Sprintf("%s: %v; skipped", where, err)}, false
+	// an entry that says type: is written in OpenHarness' form: its
+	// matcher is fnmatch, on any event
+	s.glob = fields["type"] != nil && !claude
+	s.OpenHarness = s.glob && kind == TypeCommand && strings.Contains(s.Command, "$ARGUMENTS")
+	if kind == TypeCommand && !s.OpenHarness {
+		if _, err := SplitCommand(s.Command); err != nil && !claude {
+			return s, []string{fmt.Sprintf("%s: %v; skipped", where, err)}, false
+		}
 	}
 	if m := fields["matcher"]; m != nil {
 		if m.Kind != yaml.ScalarNode {
 			warns = append(warns, where+".matcher must be a string; ignored")
-		} else if mv := strings.TrimSpace(m.Value); mv != "" {
+		} else if mv := strings.TrimSpace(m.Value); mv != "" && s.glob {
+			s.Matcher = mv
+			if re, err := Fnmatch(mv); err == nil {
+				s.matchRe = re
+			} else {
+				warns = append(warns, fmt.Sprintf("%s: matcher %q is not a valid pattern (%v); it is compared literally", where, mv, err))
+			}
+		} else if mv != "" {
 			if claude && claudeValueMatched(event) {
 				// Claude Code matches SessionStart's source, SessionEnd's
 				// reason and SubagentStop's agent type
@@ -197,26 +250,35 @@ func parseShellEntry(e *yaml.Node, event, where string, pt Point) (ShellSpec, []
 			}
 		}
 	}
-	if t := fields["timeout"]; t != nil {
-		var w string
-		s.Timeout, w = shellTimeout(where, t.Value, t.Kind == yaml.ScalarNode)
-		if w != "" {
-			warns = append(warns, w)
-		}
-	}
-	fc := fields["fail_closed"]
-	if fc == nil {
-		fc = fields["failClosed"]
-	}
-	if fc != nil {
-		on := strings.EqualFold(fc.Value, "true") || fc.Value == "1" || strings.EqualFold(fc.Value, "yes")
-		if event != PreToolCallHook {
-			if on {
-				warns = append(warns, where+".fail_closed only applies to pre_tool_call; ignored")
+	for _, key := range []string{"timeout", "timeout_seconds"} {
+		if t := fields[key]; t != nil {
+			var w string
+			s.Timeout, w = shellTimeout(where+"."+key, t.Value, t.Kind == yaml.ScalarNode)
+			if w != "" {
+				warns = append(warns, w)
 			}
-		} else {
-			s.FailClosed = on
+			break
 		}
+	}
+	on, set, _ := readBlockOnFailure(fields)
+	if !set {
+		on = DefaultBlockOnFailure(kind)
+	}
+	if !CanBlockOnFailure(event) {
+		if set && on {
+			key := "block_on_failure"
+			if fields[key] == nil {
+				key = "fail_closed"
+			}
+			warns = append(warns, fmt.Sprintf("%s.%s only applies to pre_tool_call and pre_llm_call (elsewhere a failure is only logged); ignored", where, key))
+		}
+		on = false
+	}
+	s.FailClosed = on
+	if p, prob := readPriority(fields, where); prob != nil {
+		warns = append(warns, prob.Msg+"; using 0")
+	} else {
+		s.Priority = p
 	}
 	if d := fields["dialect"]; d != nil {
 		switch strings.ToLower(strings.TrimSpace(d.Value)) {
@@ -240,6 +302,10 @@ func parseShellEntry(e *yaml.Node, event, where string, pt Point) (ShellSpec, []
 	}
 	if p := fields["persistent"]; p != nil {
 		s.Persistent = Truthy(p.Tag, p.Value)
+		if s.Persistent && (kind != TypeCommand || s.OpenHarness) {
+			warns = append(warns, where+".persistent applies to command hooks without $ARGUMENTS only; ignored")
+			s.Persistent = false
+		}
 	}
 	if c := fields["concurrency"]; c != nil {
 		n, err := strconv.Atoi(strings.TrimSpace(c.Value))
@@ -260,16 +326,19 @@ func parseShellEntry(e *yaml.Node, event, where string, pt Point) (ShellSpec, []
 
 // shellTimeout reads an entry's timeout in whole seconds, as Hermes
 // clamps it: not a number or not positive is 60, over 300 is 300, each
-// with a warning naming where.
+// with a warning naming where (the field: hooks.x[0].timeout).
 func shellTimeout(where, value string, scalar bool) (time.Duration, string) {
+	if !strings.HasSuffix(where, ".timeout") && !strings.HasSuffix(where, ".timeout_seconds") {
+		where += ".timeout"
+	}
 	secs, err := strconv.Atoi(strings.TrimSpace(value))
 	switch {
 	case err != nil || !scalar:
-		return DefaultShellTimeout, fmt.Sprintf("%s.timeout %q is not a whole number of seconds; using 60", where, value)
+		return DefaultShellTimeout, fmt.Sprintf("%s %q is not a whole number of seconds; using 60", where, value)
 	case secs < 1:
-		return DefaultShellTimeout, fmt.Sprintf("%s.timeout %d is not positive; using 60", where, secs)
+		return DefaultShellTimeout, fmt.Sprintf("%s %d is not positive; using 60", where, secs)
 	case time.Duration(secs)*time.Second > MaxShellTimeout:
-		return MaxShellTimeout, fmt.Sprintf("%s.timeout %d is over the limit; clamping to 300", where, secs)
+		return MaxShellTimeout, fmt.Sprintf("%s %d is over the limit; clamping to 300", where, secs)
 	}
 	return time.Duration(secs) * time.Second, ""
 }

@@ -253,6 +253,10 @@ func ScriptPath(command string) string {
 // command itself when no script file can be read.
 func ScriptHash(command string) string {
 	h := sha256.New()
+	if typedKey(command) {
+		h.Write([]byte(command)) // an http, prompt or agent key: no script to read
+		return hex.EncodeToString(h.Sum(nil))
+	}
 	if p := ScriptPath(command); p != "" {
 		if f, err := os.Open(p); err == nil {
 			defer f.Close()
@@ -287,43 +291,63 @@ var ErrNotApproved = errors.New("shell hook not approved")
 // as Hermes runs it, and its new hash recorded; the warning names it. An
 // entry without a hash (written by Hermes) gets one the same way.
 func (c *Consent) Check(s *ShellSpec) (warning string, err error) {
-	if e, ok := c.List.Find(s.Event, s.Command); ok {
+	key, what := s.Key(), consentWhat(s)
+	if e, ok := c.List.Find(s.Event, key); ok {
 		switch {
-		case e.ScriptSHA256 == ScriptHash(s.Command):
+		case e.ScriptSHA256 == ScriptHash(key):
 			return "", nil
 		case c.Accept:
 			what := "changed since it was approved"
 			if e.ScriptSHA256 == "" {
 				what = "was approved without a script hash (a Hermes entry)"
 			}
-			if err := c.List.Approve(s.Event, s.Command); err != nil {
-				return fmt.Sprintf("shell hook %q for %s %s: accepted by the accept-hooks switch, but the new approval could not be saved (%v); it holds for this run only", s.Command, s.Event, what, err), nil
+			if err := c.List.Approve(s.Event, key); err != nil {
+				return fmt.Sprintf("shell hook %q for %s %s: accepted by the accept-hooks switch, but the new approval could not be saved (%v); it holds for this run only", s.Name(), s.Event, what, err), nil
 			}
-			return fmt.Sprintf("shell hook %q for %s %s: accepted by the accept-hooks switch, and the script's new hash recorded", s.Command, s.Event, what), nil
+			return fmt.Sprintf("shell hook %q for %s %s: accepted by the accept-hooks switch, and the script's new hash recorded", s.Name(), s.Event, what), nil
 		case e.ScriptSHA256 == "":
-			return fmt.Sprintf("shell hook %q for %s was approved without a script hash (a Hermes entry); run `herald hooks allow %s %q` to bind the approval to the script's contents", s.Command, s.Event, s.Event, s.Command), nil
+			return fmt.Sprintf("shell hook %q for %s was approved without a script hash (a Hermes entry); run `herald hooks allow %s %q` to bind the approval to the script's contents", s.Name(), s.Event, s.Event, key), nil
 		default:
-			return fmt.Sprintf("shell hook %q for %s changed since it was approved, so it is not trusted; review it, then run `herald hooks allow %s %q`", s.Command, s.Event, s.Event, s.Command), ErrNotApproved
+			return fmt.Sprintf("shell hook %q for %s changed since it was approved, so it is not trusted; review it, then run `herald hooks allow %s %q`", s.Name(), s.Event, s.Event, key), ErrNotApproved
 		}
 	}
 	if c.Accept {
-		if err := c.List.Approve(s.Event, s.Command); err != nil {
+		if err := c.List.Approve(s.Event, key); err != nil {
 			return "could not save the shell-hook approval (" + err.Error() + "); it holds for this run only", nil
 		}
 		return "", nil
 	}
 	if c.In != nil && c.Out != nil {
-		fmt.Fprintf(c.Out, "\n⚠ herald shell hook\n  Event:   %s\n  Command: %s\n  Commands run with your full user credentials.\nAllow this hook to run? [y/N]: ", s.Event, s.Command)
+		fmt.Fprintf(c.Out, "\n⚠ herald %s hook\n  Event:   %s\n  %s\nAllow this hook to run? [y/N]: ", s.Kind(), s.Event, what)
 		line, _ := bufio.NewReader(c.In).ReadString('\n')
 		switch strings.ToLower(strings.TrimSpace(line)) {
 		case "y", "yes":
-			if err := c.List.Approve(s.Event, s.Command); err != nil {
+			if err := c.List.Approve(s.Event, key); err != nil {
 				return "could not save the shell-hook approval (" + err.Error() + "); it holds for this run only", nil
 			}
 			return "", nil
 		}
 	}
-	return fmt.Sprintf("shell hook %q for %s is not approved, so it does not run; approve it with `herald hooks allow %s %q`, or start with --accept-hooks / HERALD_ACCEPT_HOOKS=1 / hooks_auto_accept: true", s.Command, s.Event, s.Event, s.Command), ErrNotApproved
+	return fmt.Sprintf("%s hook %q for %s is not approved, so it does not run; approve it with `herald hooks allow %s %q`, or start with --accept-hooks / HERALD_ACCEPT_HOOKS=1 / hooks_auto_accept: true", kindWord(s), s.Name(), s.Event, s.Event, key), ErrNotApproved
+}
+
+// kindWord is "shell" for a command entry, else its type.
+func kindWord(s *ShellSpec) string {
+	if s.Kind() == TypeCommand {
+		return "shell"
+	}
+	return s.Kind()
+}
+
+// consentWhat is what the consent prompt shows of an entry.
+func consentWhat(s *ShellSpec) string {
+	switch s.Kind() {
+	case TypeHTTP:
+		return "URL:     " + redactURL(s.URL) + "\n  The event's payload is sent to this address."
+	case TypePrompt, TypeAgent:
+		return "Prompt:  " + s.Prompt + "\n  The event's payload is sent to the model with this prompt."
+	}
+	return "Command: " + s.Command + "\n  Commands run with your full user credentials."
 }
 
 // Truthy is Hermes' reading of a consent switch: the strings 1, true,
@@ -352,8 +376,9 @@ type ShellHooks struct {
 type RegisterResult struct {
 	Spec    ShellSpec
 	Running bool
-	// Blocker is set for an unapproved fail_closed pre_tool_call hook:
-	// it blocks its tool calls instead of letting them through.
+	// Blocker is set for a block_on_failure hook on pre_tool_call or
+	// pre_llm_call that cannot run (not approved, or a prompt hook with
+	// no model): it blocks instead of letting calls through.
 	Blocker bool
 	Warning string
 }
@@ -364,7 +389,7 @@ func (h *ShellHooks) Register(specs []ShellSpec) []RegisterResult {
 	seen := map[string]bool{}
 	var out []RegisterResult
 	for _, s := range specs {
-		key := s.Event + "\x00" + s.ClaudeEvent + "\x00" + s.Matcher + "\x00" + s.Command
+		key := s.Event + "\x00" + s.ClaudeEvent + "\x00" + s.Matcher + "\x00" + s.Key()
 		if seen[key] {
 			continue
 		}
@@ -372,8 +397,17 @@ func (h *ShellHooks) Register(specs []ShellSpec) []RegisterResult {
 		res := RegisterResult{Spec: s}
 		warn, err := h.Consent.Check(&s)
 		res.Warning = warn
-		sub := Subscription{Name: s.Command, Attach: AttachShell, Events: []string{s.Event}, Timeout: s.Timeout + 2*time.Second, FailClosed: s.FailClosed, Concurrent: true, Inline: s.Inline()}
-		if s.Matcher != "" {
+		if err == nil && (s.Kind() == TypePrompt || s.Kind() == TypeAgent) && h.Runner.Judge == nil {
+			// approved, but there is no model to ask
+			err = fmt.Errorf("%s: %s hook cannot load: no model to ask (no judge configured)", s.At(), s.Kind())
+			res.Warning = joinText(res.Warning, err.Error(), "; ")
+		}
+		sub := Subscription{Name: s.Name(), Attach: AttachShell, Events: []string{s.Event}, Timeout: s.Timeout + 2*time.Second, FailClosed: s.FailClosed, Concurrent: true, Inline: s.Inline(), Priority: s.Priority}
+		switch {
+		case s.glob && s.Matcher != "":
+			spec := s
+			sub.Accept = globAccept(s.Event, spec.globMatches)
+		case s.Matcher != "":
 			spec := s
 			sub.Matcher = spec.Matches
 		}
@@ -394,10 +428,12 @@ func (h *ShellHooks) Register(specs []ShellSpec) []RegisterResult {
 		case err == nil:
 			sub.Handler = h.Runner.Handler(s)
 			res.Running = true
-		case s.FailClosed && s.Event == PreToolCallHook:
-			sub.Handler = func(ctx context.Context, ev Event) (any, error) {
-				return nil, errors.New("not approved (run `herald hooks allow` to approve it)")
+		case s.FailClosed && CanBlockOnFailure(s.Event):
+			why := err
+			if errors.Is(err, ErrNotApproved) {
+				why = errors.New("not approved (run `herald hooks allow` to approve it)")
 			}
+			sub.Handler = func(ctx context.Context, ev Event) (any, error) { return nil, why }
 			res.Blocker = true
 		default:
 			out = append(out, res)

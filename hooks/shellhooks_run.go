@@ -36,6 +36,9 @@ type ShellRunner struct {
 	// Redactor masks known secrets in every payload before a hook reads
 	// it (nil: credential shapes only).
 	Redactor *herald.Redactor
+	// Judge is the model behind prompt and agent entries; without one
+	// they do not load.
+	Judge Judge
 }
 
 // ShellRun is the outcome of one spawn.
@@ -163,7 +166,39 @@ func (r *ShellRunner) environ(s *ShellSpec) []string {
 			env = setEnv(env, name, v)
 		}
 	}
+	for _, kv := range s.extraEnv {
+		k, v, _ := strings.Cut(kv, "=")
+		env = setEnv(env, k, v)
+	}
 	return env
+}
+
+// maxArgument is the longest single argument or environment string Linux
+// takes (MAX_ARG_STRLEN, 128 KiB with its NUL): a longer one fails the
+// spawn with E2BIG.
+const maxArgument = 128<<10 - 1
+
+// ShellQuote quotes s as one POSIX shell word: single quotes, each ' as
+// '\”. Nothing inside is expanded.
+func ShellQuote(s string) string { return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'" }
+
+// ForCall is an OpenHarness-form entry ready for one call: /bin/sh -c
+// with $ARGUMENTS replaced by the payload as one quoted word, and
+// OPENHARNESS_HOOK_EVENT and OPENHARNESS_HOOK_PAYLOAD set. Other entries
+// are returned as they are. A payload too long for an argument is an
+// error, not a spawn that fails with E2BIG.
+func (s ShellSpec) ForCall(event string, payload []byte) (ShellSpec, error) {
+	if !s.OpenHarness {
+		return s, nil
+	}
+	script := strings.ReplaceAll(s.Command, "$ARGUMENTS", ShellQuote(string(payload)))
+	env := "OPENHARNESS_HOOK_PAYLOAD=" + string(payload)
+	if len(script) > maxArgument || len(env) > maxArgument {
+		return s, fmt.Errorf("the payload is %d bytes, more than a command line or environment variable can hold (%d); an entry with $ARGUMENTS cannot take it (drop $ARGUMENTS and read the payload from stdin)", len(payload), maxArgument)
+	}
+	s.argv = []string{"/bin/sh", "-c", script}
+	s.extraEnv = []string{"OPENHARNESS_HOOK_EVENT=" + event, env}
+	return s, nil
 }
 
 // capBuffer keeps the first max bytes and keeps draining the rest, so a
@@ -261,6 +296,11 @@ func (s *ShellSpec) Answer(res *ShellRun) (any, error) {
 		return s.claudeAnswer(res)
 	}
 	v, perr := ParseAnswer(s.Event, res.Stdout)
+	if perr != nil && s.OpenHarness && res.Exit == 0 {
+		// OpenHarness reads no JSON: its scripts print what they like,
+		// and exit 0 is success
+		return nil, nil
+	}
 	if s.Dialect == "claude" {
 		if d, ok := v.(*ToolDecision); ok && d.Args != nil {
 			d.Args = fromClaudeArgs(d.Args)
@@ -330,6 +370,9 @@ func (s *ShellSpec) claudeAnswer(res *ShellRun) (any, error) {
 // them before the next tool runs), and claude-dialect hooks on the
 // points whose answers Claude Code reads.
 func (s *ShellSpec) Inline() bool {
+	if textAnswerEvents[s.Event] && (s.Kind() == TypePrompt || s.Kind() == TypeAgent) {
+		return true // their text is read by the emitter
+	}
 	switch s.Event {
 	case PostToolCallHook:
 		return true
@@ -347,21 +390,43 @@ func (s *ShellSpec) Payload(event string, payload any) ([]byte, error) {
 	return ShellPayload(event, payload)
 }
 
-// Handler returns the registry handler that runs this spec.
+// Handler returns the registry handler that runs this spec, whatever its
+// type.
 func (r *ShellRunner) Handler(s ShellSpec) Handler {
+	if s.Kind() != TypeCommand {
+		return r.typed(s).handle
+	}
 	s.argv, _ = s.Argv() // split once; a bad command fails at each call
 	return func(ctx context.Context, ev Event) (any, error) {
 		in, err := s.Payload(ev.Name, ev.Payload)
 		if err != nil {
 			return nil, fmt.Errorf("encode payload: %w", err)
 		}
-		return r.settle(&s, ev, r.Run(ctx, &s, RedactJSON(r.Redactor, in)))
+		in = RedactJSON(r.Redactor, in)
+		call, err := s.ForCall(ev.Name, in)
+		if err != nil {
+			return r.settle(&s, ev, &ShellRun{Stdin: in, Exit: -1, SpawnErr: err})
+		}
+		return r.settle(&call, ev, r.Run(ctx, &call, in))
 	}
+}
+
+// typed is the runner of an http, prompt or agent entry.
+func (r *ShellRunner) typed(s ShellSpec) *typedHook {
+	return &typedHook{spec: s.TypeSpec, label: s.Name(), timeout: s.Timeout, encode: s.Payload,
+		red: r.Redactor, judge: r.Judge, lookup: r.Lookup, log: r.log()}
+}
+
+// Try runs an http, prompt or agent entry once and returns its answer or
+// its failure as the combiners would see them (herald hooks test and
+// doctor).
+func (r *ShellRunner) Try(ctx context.Context, s ShellSpec, event string, payload any) (any, error) {
+	return r.typed(s).answer(ctx, Event{Name: event, Payload: payload, Time: time.Now()})
 }
 
 // settle logs one run's outcome and turns it into the handler's answer.
 func (r *ShellRunner) settle(s *ShellSpec, ev Event, res *ShellRun) (any, error) {
-	log := r.log().With("hook", s.Command, "event", ev.Name)
+	log := r.log().With("hook", s.Name(), "event", ev.Name)
 	if res.Truncated {
 		log.Warn("shell hook output over 1 MiB; truncated")
 	}
@@ -372,8 +437,8 @@ func (r *ShellRunner) settle(s *ShellSpec, ev Event, res *ShellRun) (any, error)
 	if res.Exit > 0 && res.Exit != 2 {
 		log.Warn(fmt.Sprintf("shell hook exited %d", res.Exit))
 	}
-	if err != nil && !s.FailClosed && s.Event == PreToolCallHook {
-		err = fmt.Errorf("%w; failing open (fail_closed: true would block the call)", err)
+	if err != nil && !s.FailClosed && CanBlockOnFailure(s.Event) {
+		err = fmt.Errorf("%w; failing open (block_on_failure: true would block it)", err)
 	}
 	if p, ok := Lookup(ev.Name); ok && p.Kind == Observer {
 		if err != nil {

@@ -274,11 +274,17 @@ func RedactJSON(red *herald.Redactor, b []byte) []byte {
 	if !changed {
 		return b
 	}
+	return encodeRaw(v, b)
+}
+
+// encodeRaw encodes v as JSON without Go's HTML escapes (\u003c, \u003e,
+// \u0026), or returns fallback when it cannot.
+func encodeRaw(v any, fallback []byte) []byte {
 	var out bytes.Buffer
 	enc := json.NewEncoder(&out)
 	enc.SetEscapeHTML(false)
 	if enc.Encode(v) != nil {
-		return b
+		return fallback
 	}
 	return bytes.TrimSuffix(out.Bytes(), []byte("\n"))
 }
