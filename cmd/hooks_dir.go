@@ -42,7 +42,7 @@ func startDirHooks(ctx context.Context, a *app, _ *gatewayParts) (func(), error)
 		},
 		Consent:  &hooks.DirConsent{List: a.dirAllowlist(), AcceptSwitch: a.acceptHooks()},
 		Redactor: a.redactor,
-		Judge:    a.judge(),
+		Judge:    a.judge,
 		Log:      a.log.With("component", "hooks"),
 	})
 	d.Load()
@@ -223,8 +223,8 @@ func doctorDirHooks(ctx context.Context, e *env, a *app) (problems int, any bool
 		case hooks.TypeHTTP:
 			fmt.Fprintf(e.stdout, "  ✓ http hook: POST %s (priority %d)\n", h.Typed.URL, h.Priority)
 		case hooks.TypePrompt, hooks.TypeAgent:
-			if a.judge() == nil {
-				fmt.Fprintf(e.stdout, "  ✗ %s hook: no model to ask (no judge configured): not loaded\n", h.Kind)
+			if a.judge == nil {
+				fmt.Fprintf(e.stdout, "  ✗ %s hook: no model to ask (no model endpoint is configured): not loaded\n", h.Kind)
 				problems++
 			} else {
 				fmt.Fprintf(e.stdout, "  ✓ %s hook (priority %d), a model is there to ask\n", h.Kind, h.Priority)

@@ -136,20 +136,8 @@ func (a *app) allowlist() hooks.Allowlist {
 	return hooks.Allowlist{Path: filepath.Join(a.home, hooks.AllowlistFile), Log: a.log}
 }
 
-// hookJudge, when set, gives the model behind prompt and agent hooks
-// (the agent's, wired where the agent is built); unset, those hooks do
-// not load and `herald hooks doctor` says so.
-var hookJudge func(a *app) hooks.Judge
-
-func (a *app) judge() hooks.Judge {
-	if hookJudge == nil {
-		return nil
-	}
-	return hookJudge(a)
-}
-
 func (a *app) shellRunner() *hooks.ShellRunner {
-	return &hooks.ShellRunner{Environ: hookEnviron(a), Log: a.log.With("component", "shell-hooks"), Redactor: a.redactor, Judge: a.judge(), Lookup: func(k string) (string, bool) {
+	return &hooks.ShellRunner{Environ: hookEnviron(a), Log: a.log.With("component", "shell-hooks"), Redactor: a.redactor, Judge: a.judge, Lookup: func(k string) (string, bool) {
 		// the gateway's environment as cmd.Main was given it, then the
 		// process's, then .env
 		if v := a.e.getenv(k); v != "" {
@@ -382,7 +370,7 @@ func hooksTest(ctx context.Context, e *env, args []string) error {
 func testTyped(ctx context.Context, e *env, a *app, runner *hooks.ShellRunner, s hooks.ShellSpec, event string, payload any) {
 	fmt.Fprintf(e.stdout, "── %s [type %s, priority %d] (%s)\n", s.Name(), s.Kind(), s.Priority, s.Origin())
 	if (s.Kind() == hooks.TypePrompt || s.Kind() == hooks.TypeAgent) && runner.Judge == nil {
-		fmt.Fprintln(e.stdout, "  error: no model to ask (no judge configured)")
+		fmt.Fprintln(e.stdout, "  error: no model to ask (no model endpoint is configured)")
 		return
 	}
 	start := time.Now()
@@ -593,7 +581,7 @@ func doctorTyped(ctx context.Context, e *env, a *app, runner *hooks.ShellRunner,
 		}
 	default:
 		if runner.Judge == nil {
-			fmt.Fprintln(e.stdout, "  ✗ no model to ask (no judge configured): the hook does not load")
+			fmt.Fprintln(e.stdout, "  ✗ no model to ask (no model endpoint is configured): the hook does not load")
 			problems++
 		} else {
 			fmt.Fprintln(e.stdout, "  ✓ a model is there to ask")

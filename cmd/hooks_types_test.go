@@ -49,13 +49,13 @@ func TestHooksTypedCLI(t *testing.T) {
 			`type=prompt priority=0 matcher="" model=(the gateway's)`,
 			`allow with: herald hooks allow pre_tool_call "prompt:sha256:`,
 		}},
-		{"doctor", []string{"hooks", "doctor"}, 1, []string{"✓ url is http(s) with a host", "✗ no model to ask (no judge configured)", "✗ not allowlisted"}},
+		{"doctor", []string{"hooks", "doctor"}, 1, []string{"✓ url is http(s) with a host", "✗ no model to ask (no model endpoint is configured)", "✗ not allowlisted"}},
 		{"allow", []string{"hooks", "allow", "pre_tool_call", key}, 0, []string{"Approved shell hook for pre_tool_call: " + key}},
 		{"list approved", []string{"hooks", "list"}, 0, []string{`(timeout=30s, ✓ allowed)`}},
 		{"test", []string{"hooks", "test", "pre_tool_call", "--for-tool", "terminal", "--payload-file", filepath.Join(home, "p.json")}, 0, []string{
 			"── http " + srv.URL + "/check [type http, priority 100]",
 			`parsed (herald wire shape): {"action":"block","message":"the policy service says no"}`,
-			"error: no model to ask (no judge configured)",
+			"error: no model to ask (no model endpoint is configured)",
 		}},
 		{"test other tool", []string{"hooks", "test", "pre_tool_call", "--for-tool", "read_file"}, 0, []string{"── prompt"}},
 		{"doctor smoke", []string{"hooks", "doctor"}, 1, []string{"✓ allowlisted", "✓ smoke test: answered in"}},
@@ -90,7 +90,7 @@ func TestHooksTypedDirCLI(t *testing.T) {
 		t.Fatalf("list: %d\n%s\n%s", code, out, errw)
 	}
 	code, out, errw = run(t, home, "", "hooks", "doctor")
-	if code != 1 || !strings.Contains(out, "✗ prompt hook: no model to ask (no judge configured): not loaded") {
+	if code != 1 || !strings.Contains(out, "✗ prompt hook: no model to ask (no model endpoint is configured): not loaded") {
 		t.Fatalf("doctor: %d\n%s\n%s", code, out, errw)
 	}
 }

@@ -32,6 +32,9 @@ type app struct {
 	store    *sessions.Store
 	hooks    *hooks.Registry
 	agent    *agent.Agent
+	// judge is the model behind prompt and agent hooks: the agent's,
+	// without its hooks; nil offline
+	judge    hooks.Judge
 	endpoint config.Endpoint
 	plugins  []hooks.LoadedPlugin
 	closers  []func()
@@ -102,8 +105,11 @@ func (e *env) newApp(o appOptions) (*app, error) {
 	a.endpoint = cfg.ResolveModel()
 	a.agent = newAgent(a.endpoint, cfg, a.hooks, a.redactor, a.log)
 	a.agent.ApprovalMemory = st // "always" answers live in state.db
-	// prompt and agent hooks ask the agent's model, without its hooks
-	a.hooks.SetJudge(agent.NewJudge(a.agent))
+	// prompt and agent hooks ask the agent's model, without its hooks;
+	// the offline echo model cannot judge, so offline they do not load
+	if !a.endpoint.Offline {
+		a.judge = agent.NewJudge(a.agent)
+	}
 	if err := registerTools(a); err != nil {
 		a.close()
 		return nil, err

@@ -652,7 +652,7 @@ func (d *DirHooks) sync(initial bool) {
 				}
 			}
 			if k := ds.hook.Kind; ds.ok && (k == TypePrompt || k == TypeAgent) && d.o.Judge == nil {
-				d.log.Warn(fmt.Sprintf("[hooks] Skipping %s: %s hook cannot load: no model to ask (no judge configured) (%s)", ds.hook.Name, k, filepath.Join(dir, "HOOK.yaml")), "hook", ds.hook.Name, "dir", dir)
+				d.log.Warn(fmt.Sprintf("[hooks] Skipping %s: %s hook cannot load: no model to ask (no model endpoint is configured) (%s)", ds.hook.Name, k, filepath.Join(dir, "HOOK.yaml")), "hook", ds.hook.Name, "dir", dir)
 				ds.ok = false
 			}
 			if ds.ok && d.o.Consent != nil {

@@ -399,7 +399,7 @@ func (h *ShellHooks) Register(specs []ShellSpec) []RegisterResult {
 		res.Warning = warn
 		if err == nil && (s.Kind() == TypePrompt || s.Kind() == TypeAgent) && h.Runner.Judge == nil {
 			// approved, but there is no model to ask
-			err = fmt.Errorf("%s: %s hook cannot load: no model to ask (no judge configured)", s.At(), s.Kind())
+			err = fmt.Errorf("%s: %s hook cannot load: no model to ask (no model endpoint is configured)", s.At(), s.Kind())
 			res.Warning = joinText(res.Warning, err.Error(), "; ")
 		}
 		sub := Subscription{Name: s.Name(), Attach: AttachShell, Events: []string{s.Event}, Timeout: s.Timeout + 2*time.Second, FailClosed: s.FailClosed, Concurrent: true, Inline: s.Inline(), Priority: s.Priority}
