@@ -29,7 +29,7 @@ func TestApprovalButtonsOnDiscord(t *testing.T) {
 	cfg := "platforms:\n  discord:\n    api_base: " + dc.APIBase() +
 		"\n    allowed_users: [\"*\"]\n    approvers: [\"" + people.carol.id + "\"]\n"
 	g, ctx := startForButtons(t, home, work, cfg, map[string]string{"DISCORD_BOT_TOKEN": "discord-test-token-0123456789"}, "discord")
-	approvalButtonsScenario(t, &discordButtons{t: t, dc: dc, g: g, ctx: ctx}, people, work)
+	approvalButtonsScenario(t, &discordButtons{t: t, dc: dc, g: g, ctx: ctx, seen: map[string]bool{}}, people, work)
 }
 
 // The approval buttons through a whole gateway on the Slack fake in
@@ -47,7 +47,7 @@ func TestApprovalButtonsOnSlack(t *testing.T) {
 	cfg := "platforms:\n  slack:\n    api_url: " + sl.APIURL() +
 		"\n    allowed_users: [\"*\"]\n    approvers: [" + people.carol.id + "]\n"
 	g, ctx := startForButtons(t, home, work, cfg, map[string]string{"SLACK_BOT_TOKEN": bot, "SLACK_APP_TOKEN": app}, "slack")
-	approvalButtonsScenario(t, &slackButtons{t: t, sl: sl, g: g, ctx: ctx}, people, work)
+	approvalButtonsScenario(t, &slackButtons{t: t, sl: sl, g: g, ctx: ctx, seen: map[string]bool{}}, people, work)
 }
 
 // person is a platform user: an id and the name the platform shows.
@@ -58,17 +58,21 @@ type person struct{ id, name string }
 type buttonCast struct{ ann, bob, mallory, carol person }
 
 // postedPrompt is an approval prompt as a platform's fake shows it: its
-// chat, its message id, and its thread ("" for none).
-type postedPrompt struct{ chat, id, thread string }
+// chat, its message id, its thread ("" for none), and on Discord the
+// slash command's interaction it is the response to ("" for none).
+type postedPrompt struct{ chat, id, thread, interaction string }
 
 // buttonPlatform drives approval prompts on one platform's fake.
 type buttonPlatform interface {
 	// ask sends text from from, in a DM or, mentioning the bot, in a
 	// group chat.
 	ask(group bool, from person, text string)
-	// prompt waits for the n-th message with the four approval buttons,
-	// and checks that it went to the chat from asked in.
-	prompt(group bool, from person, n int) postedPrompt
+	// prompt waits for the next message with approval buttons, and
+	// checks that it has the four and went to the chat from asked in.
+	prompt(group bool, from person) postedPrompt
+	// slash has from run a slash command with text for the agent in a
+	// second group chat, and waits for the prompt that answers it.
+	slash(from person, text string) postedPrompt
 	// press presses the button labelled label under p as who, and
 	// returns what who alone was shown in answer.
 	press(p postedPrompt, who person, label string) string
@@ -105,9 +109,10 @@ func startForButtons(t *testing.T, home, work, cfg string, env map[string]string
 // gateway running cleaningModel in work: in a DM the asker's press on
 // "Approve once" approves, the command runs once and the asker is told
 // so; in a group a stranger's press is refused, runs nothing and leaves
-// the buttons, then a listed approver's press approves; a press on "Deny"
-// denies and nothing runs; and each decided prompt is edited to show the
-// decision with its buttons gone.
+// the buttons, then a listed approver's press approves; the prompt of a
+// turn started by a slash command takes presses the same way; a press on
+// "Deny" denies and nothing runs; and each decided prompt is edited to
+// show the decision with its buttons gone.
 func approvalButtonsScenario(t *testing.T, p buttonPlatform, c buttonCast, work string) {
 	ran := func(pr postedPrompt, name string) {
 		t.Helper()
@@ -128,7 +133,7 @@ func approvalButtonsScenario(t *testing.T, p buttonPlatform, c buttonCast, work 
 
 	// in a DM, the asker's press approves; the command runs once
 	p.ask(false, c.ann, "please clean a")
-	a := p.prompt(false, c.ann, 1)
+	a := p.prompt(false, c.ann)
 	press(a, c.ann, "Approve once", once)
 	p.closedWith(a, "Approved once by "+c.ann.name)
 	ran(a, "a")
@@ -136,7 +141,7 @@ func approvalButtonsScenario(t *testing.T, p buttonPlatform, c buttonCast, work 
 	// in a group, a stranger is refused: nothing runs and the buttons
 	// stay; then a listed approver approves
 	p.ask(true, c.bob, "please clean b")
-	b := p.prompt(true, c.bob, 2)
+	b := p.prompt(true, c.bob)
 	press(b, c.mallory, "Approve once", refused)
 	if ranLog(work)["b"] != 0 || !p.hasButtons(b) {
 		t.Fatalf("after the stranger's press: ran %v, buttons shown %v", ranLog(work), p.hasButtons(b))
@@ -145,26 +150,36 @@ func approvalButtonsScenario(t *testing.T, p buttonPlatform, c buttonCast, work 
 	p.closedWith(b, "Approved once by "+c.carol.name)
 	ran(b, "b")
 
+	// a slash command's turn (in another group: b's turn may still be
+	// ending): its prompt, on Discord the interaction's response, takes
+	// presses the same way
+	e := p.slash(c.bob, "please clean e")
+	press(e, c.mallory, "Approve once", refused)
+	press(e, c.bob, "Approve once", once)
+	p.closedWith(e, "Approved once by "+c.bob.name)
+	ran(e, "e")
+
 	// a press on Deny denies; nothing runs
 	p.ask(false, c.ann, "please clean d")
-	d := p.prompt(false, c.ann, 3)
+	d := p.prompt(false, c.ann)
 	press(d, c.ann, "Deny", denied)
 	p.closedWith(d, "Denied by "+c.ann.name)
 	p.said(d, "denied")
-	if got := ranLog(work); got["a"] != 1 || got["b"] != 1 || got["d"] != 0 {
+	if got := ranLog(work); got["a"] != 1 || got["b"] != 1 || got["e"] != 1 || got["d"] != 0 {
 		t.Fatalf("ran.log counts %v", got)
 	}
 }
 
-// Discord: DMs are in channel dm-<user id>; the group is channel
-// discordChannel of guild discordGuild.
-const discordGuild, discordChannel = "700000000000000001", "700000000000000002"
+// Discord: DMs are in channel dm-<user id>; the groups are channels
+// discordChannel and discordSlashChannel of guild discordGuild.
+const discordGuild, discordChannel, discordSlashChannel = "700000000000000001", "700000000000000002", "700000000000000003"
 
 type discordButtons struct {
-	t   *testing.T
-	dc  *discordtest.Server
-	g   *cmdtest.Gateway
-	ctx context.Context
+	t    *testing.T
+	dc   *discordtest.Server
+	g    *cmdtest.Gateway
+	ctx  context.Context
+	seen map[string]bool // the prompts prompt returned
 }
 
 var _ buttonPlatform = (*discordButtons)(nil)
@@ -196,19 +211,44 @@ func (d *discordButtons) waitSent(find func([]discordtest.Message) (discordtest.
 	}
 }
 
-func (d *discordButtons) prompt(group bool, from person, n int) postedPrompt {
+func (d *discordButtons) prompt(group bool, from person) postedPrompt {
 	d.t.Helper()
 	m := d.waitSent(func(sent []discordtest.Message) (discordtest.Message, bool) {
-		return nth(sent, n, func(m discordtest.Message) bool { return len(discordtest.Buttons(m.Components)) > 0 })
+		return first(sent, func(m discordtest.Message) bool { return len(discordtest.Buttons(m.Components)) > 0 && !d.seen[m.ID] })
 	}, "an approval prompt")
 	chat := "dm-" + from.id
 	if group {
 		chat = discordChannel
 	}
+	return d.checkPrompt(m, chat, "")
+}
+
+// checkPrompt checks that m is an approval prompt in chat with its four
+// buttons, and returns it, seen.
+func (d *discordButtons) checkPrompt(m discordtest.Message, chat, interaction string) postedPrompt {
+	d.t.Helper()
+	d.seen[m.ID] = true
 	if m.ChannelID != chat || !strings.Contains(m.Content, "needs your approval") || len(discordtest.Buttons(m.Components)) != 4 {
-		d.t.Fatalf("prompt %d in %s: %q with %d buttons, want one in %s", n, m.ChannelID, m.Content, len(discordtest.Buttons(m.Components)), chat)
+		d.t.Fatalf("prompt %s in %s: %q with %d buttons, want one in %s", m.ID, m.ChannelID, m.Content, len(discordtest.Buttons(m.Components)), chat)
 	}
-	return postedPrompt{chat: m.ChannelID, id: m.ID}
+	return postedPrompt{chat: m.ChannelID, id: m.ID, interaction: interaction}
+}
+
+// slash runs /queue, which on an idle chat runs its text as a turn; the
+// prompt is the interaction's response, sent through its webhook.
+func (d *discordButtons) slash(from person, text string) postedPrompt {
+	d.t.Helper()
+	id := d.dc.InjectInteraction(d.dc.SlashCommand(discordGuild, discordSlashChannel, discordUser(from), "queue", discordtest.StringOption("args", text)))
+	it, err := d.dc.WaitInteraction(d.ctx, id, func(it discordtest.Interaction) bool { return it.Original != "" })
+	if err != nil {
+		d.t.Fatalf("slash command %s never answered: %v\n%s", id, err, d.log())
+	}
+	// deferred ("thinking…"), the response is empty until the first reply
+	m, err := d.dc.WaitMessage(d.ctx, it.Original, func(m discordtest.Message) bool { return m.Content != "" })
+	if err != nil {
+		d.t.Fatalf("the response to slash command %s never came: %v\n%s", id, err, d.log())
+	}
+	return d.checkPrompt(m, discordSlashChannel, id)
 }
 
 func (d *discordButtons) press(p postedPrompt, who person, label string) string {
@@ -256,36 +296,46 @@ func (d *discordButtons) closedWith(p postedPrompt, decision string) {
 	}
 }
 
-// said waits for the first message sent to p's chat after p (the model's
-// answer; streamed, it may be edited) to say text.
+// said waits for the model's answer after p (the first message sent to
+// p's chat after it, or the first follow-up of p's interaction; streamed,
+// it may be edited) to say text.
 func (d *discordButtons) said(p postedPrompt, text string) {
 	d.t.Helper()
-	answer := d.waitSent(func(sent []discordtest.Message) (discordtest.Message, bool) {
-		after := false
-		for _, m := range sent {
-			if after && m.ChannelID == p.chat {
-				return m, true
-			}
-			after = after || m.ID == p.id
+	var answer string
+	if p.interaction != "" {
+		it, err := d.dc.WaitInteraction(d.ctx, p.interaction, func(it discordtest.Interaction) bool { return len(it.Followups) > 0 })
+		if err != nil {
+			d.t.Fatalf("no follow-up to slash command %s: %v\n%s", p.interaction, err, d.log())
 		}
-		return discordtest.Message{}, false
-	}, "an answer after prompt "+p.id)
-	if _, err := d.dc.WaitMessage(d.ctx, answer.ID, func(m discordtest.Message) bool {
+		answer = it.Followups[0]
+	} else {
+		answer = d.waitSent(func(sent []discordtest.Message) (discordtest.Message, bool) {
+			after := false
+			return first(sent, func(m discordtest.Message) bool {
+				found := after && m.ChannelID == p.chat
+				after = after || m.ID == p.id
+				return found
+			})
+		}, "an answer after prompt "+p.id).ID
+	}
+	if _, err := d.dc.WaitMessage(d.ctx, answer, func(m discordtest.Message) bool {
 		return strings.HasPrefix(m.Content, "result:") && strings.Contains(m.Content, text)
 	}); err != nil {
-		m, _ := d.dc.Message(answer.ID)
+		m, _ := d.dc.Message(answer)
 		d.t.Fatalf("the answer after prompt %s never said %q: %q\n%s", p.id, text, m.Content, d.log())
 	}
 }
 
-// Slack: DMs are in channel D<user id>; the group is slackChannel.
-const slackChannel = "C0GROUP01"
+// Slack: DMs are in channel D<user id>; the groups are slackChannel and
+// slackSlashChannel.
+const slackChannel, slackSlashChannel = "C0GROUP01", "C0GROUP02"
 
 type slackButtons struct {
-	t   *testing.T
-	sl  *slacktest.Server
-	g   *cmdtest.Gateway
-	ctx context.Context
+	t    *testing.T
+	sl   *slacktest.Server
+	g    *cmdtest.Gateway
+	ctx  context.Context
+	seen map[string]bool // the prompts prompt returned
 }
 
 var _ buttonPlatform = (*slackButtons)(nil)
@@ -326,17 +376,26 @@ func slackButtonsOf(p slacktest.Post) []slacktest.Element {
 	return out
 }
 
-func (s *slackButtons) prompt(group bool, from person, n int) postedPrompt {
+func (s *slackButtons) prompt(group bool, from person) postedPrompt {
+	s.t.Helper()
+	if group {
+		return s.promptIn(slackChannel)
+	}
+	return s.promptIn("D" + from.id)
+}
+
+// promptIn waits for the next message with approval buttons and checks
+// that it has the four and went to chat.
+func (s *slackButtons) promptIn(chat string) postedPrompt {
 	s.t.Helper()
 	m := s.waitPosts(func(posts []slacktest.Post) (slacktest.Post, bool) {
-		return nth(posts, n, func(p slacktest.Post) bool { return p.Method == "chat.postMessage" && len(slackButtonsOf(p)) > 0 })
+		return first(posts, func(p slacktest.Post) bool {
+			return p.Method == "chat.postMessage" && len(slackButtonsOf(p)) > 0 && !s.seen[p.TS]
+		})
 	}, "an approval prompt")
-	chat := "D" + from.id
-	if group {
-		chat = slackChannel
-	}
+	s.seen[m.TS] = true
 	if m.Channel != chat || !strings.Contains(m.Text, "needs your approval") || len(slackButtonsOf(m)) != 4 {
-		s.t.Fatalf("prompt %d in %s: %q with %d buttons, want one in %s", n, m.Channel, m.Text, len(slackButtonsOf(m)), chat)
+		s.t.Fatalf("prompt %s in %s: %q with %d buttons, want one in %s", m.TS, m.Channel, m.Text, len(slackButtonsOf(m)), chat)
 	}
 	return postedPrompt{chat: m.Channel, id: m.TS, thread: m.ThreadTS}
 }
@@ -348,12 +407,19 @@ func (s *slackButtons) press(p postedPrompt, who person, label string) string {
 		s.t.Fatal(err)
 	}
 	answer := s.waitPosts(func(posts []slacktest.Post) (slacktest.Post, bool) {
-		return nth(posts[before:], 1, func(e slacktest.Post) bool { return e.Ephemeral() && e.Channel == p.chat && e.User == who.id })
+		return first(posts[before:], func(e slacktest.Post) bool { return e.Ephemeral() && e.Channel == p.chat && e.User == who.id })
 	}, "an answer to "+who.name+"'s press")
 	if answer.ThreadTS != p.thread {
 		s.t.Fatalf("the answer to a press on %s went to thread %q, want %q", p.id, answer.ThreadTS, p.thread)
 	}
 	return answer.Text
+}
+
+// slash runs the umbrella command /herald with text for the agent; the
+// prompt goes to the channel.
+func (s *slackButtons) slash(from person, text string) postedPrompt {
+	s.sl.SlashCommandIn(slackSlashChannel, from.id, "/herald", text)
+	return s.promptIn(slackSlashChannel)
 }
 
 func (s *slackButtons) hasButtons(p postedPrompt) bool {
@@ -382,7 +448,7 @@ func (s *slackButtons) closedWith(p postedPrompt, decision string) {
 func (s *slackButtons) said(p postedPrompt, text string) {
 	s.t.Helper()
 	s.waitPosts(func(posts []slacktest.Post) (slacktest.Post, bool) {
-		return nth(posts, 1, func(e slacktest.Post) bool {
+		return first(posts, func(e slacktest.Post) bool {
 			m, _ := s.sl.Shown(e.Channel, e.TS)
 			return e.Channel == p.chat && e.TS != p.id && m.ThreadTS == p.thread &&
 				strings.HasPrefix(e.Text, "result:") && strings.Contains(e.Text, text)
@@ -390,13 +456,11 @@ func (s *slackButtons) said(p postedPrompt, text string) {
 	}, "an answer saying "+text)
 }
 
-// nth is the n-th (from 1) of xs that ok holds for.
-func nth[T any](xs []T, n int, ok func(T) bool) (T, bool) {
+// first is the first of xs that ok holds for.
+func first[T any](xs []T, ok func(T) bool) (T, bool) {
 	for _, x := range xs {
 		if ok(x) {
-			if n--; n == 0 {
-				return x, true
-			}
+			return x, true
 		}
 	}
 	var zero T
