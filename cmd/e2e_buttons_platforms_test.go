@@ -214,7 +214,7 @@ func (d *discordButtons) waitSent(find func([]discordtest.Message) (discordtest.
 func (d *discordButtons) prompt(group bool, from person) postedPrompt {
 	d.t.Helper()
 	m := d.waitSent(func(sent []discordtest.Message) (discordtest.Message, bool) {
-		return first(sent, func(m discordtest.Message) bool { return len(discordtest.Buttons(m.Components)) > 0 && !d.seen[m.ID] })
+		return firstOf(sent, func(m discordtest.Message) bool { return len(discordtest.Buttons(m.Components)) > 0 && !d.seen[m.ID] })
 	}, "an approval prompt")
 	chat := "dm-" + from.id
 	if group {
@@ -311,7 +311,7 @@ func (d *discordButtons) said(p postedPrompt, text string) {
 	} else {
 		answer = d.waitSent(func(sent []discordtest.Message) (discordtest.Message, bool) {
 			after := false
-			return first(sent, func(m discordtest.Message) bool {
+			return firstOf(sent, func(m discordtest.Message) bool {
 				found := after && m.ChannelID == p.chat
 				after = after || m.ID == p.id
 				return found
@@ -389,7 +389,7 @@ func (s *slackButtons) prompt(group bool, from person) postedPrompt {
 func (s *slackButtons) promptIn(chat string) postedPrompt {
 	s.t.Helper()
 	m := s.waitPosts(func(posts []slacktest.Post) (slacktest.Post, bool) {
-		return first(posts, func(p slacktest.Post) bool {
+		return firstOf(posts, func(p slacktest.Post) bool {
 			return p.Method == "chat.postMessage" && len(slackButtonsOf(p)) > 0 && !s.seen[p.TS]
 		})
 	}, "an approval prompt")
@@ -407,7 +407,7 @@ func (s *slackButtons) press(p postedPrompt, who person, label string) string {
 		s.t.Fatal(err)
 	}
 	answer := s.waitPosts(func(posts []slacktest.Post) (slacktest.Post, bool) {
-		return first(posts[before:], func(e slacktest.Post) bool { return e.Ephemeral() && e.Channel == p.chat && e.User == who.id })
+		return firstOf(posts[before:], func(e slacktest.Post) bool { return e.Ephemeral() && e.Channel == p.chat && e.User == who.id })
 	}, "an answer to "+who.name+"'s press")
 	if answer.ThreadTS != p.thread {
 		s.t.Fatalf("the answer to a press on %s went to thread %q, want %q", p.id, answer.ThreadTS, p.thread)
@@ -448,7 +448,7 @@ func (s *slackButtons) closedWith(p postedPrompt, decision string) {
 func (s *slackButtons) said(p postedPrompt, text string) {
 	s.t.Helper()
 	s.waitPosts(func(posts []slacktest.Post) (slacktest.Post, bool) {
-		return first(posts, func(e slacktest.Post) bool {
+		return firstOf(posts, func(e slacktest.Post) bool {
 			m, _ := s.sl.Shown(e.Channel, e.TS)
 			return e.Channel == p.chat && e.TS != p.id && m.ThreadTS == p.thread &&
 				strings.HasPrefix(e.Text, "result:") && strings.Contains(e.Text, text)
@@ -456,8 +456,8 @@ func (s *slackButtons) said(p postedPrompt, text string) {
 	}, "an answer saying "+text)
 }
 
-// first is the first of xs that ok holds for.
-func first[T any](xs []T, ok func(T) bool) (T, bool) {
+// firstOf is the first of xs that ok holds for.
+func firstOf[T any](xs []T, ok func(T) bool) (T, bool) {
 	for _, x := range xs {
 		if ok(x) {
 			return x, true
