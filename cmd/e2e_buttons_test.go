@@ -24,18 +24,7 @@ import (
 // button after a new approval started does nothing.
 func TestApprovalButtonsOnTelegram(t *testing.T) {
 	home, work := t.TempDir(), t.TempDir()
-	clean := regexp.MustCompile(`clean (\w+)`)
-	model := agenttest.New(t)
-	model.Default = agenttest.Reply{Func: func(req *agenttest.Request) agenttest.Reply {
-		if last := req.LastMessage(); last.Role == "tool" {
-			return agenttest.Reply{Content: "result: " + last.Content}
-		}
-		if m := clean.FindStringSubmatch(req.UserText()); m != nil {
-			cmd := "mkdir -p junk && rm -rf junk && echo " + m[1] + " >> ran.log && echo cleaned-" + m[1]
-			return agenttest.Reply{ToolCalls: []agenttest.ToolCall{{ID: "call_" + m[1], Name: "terminal", Args: `{"command":"` + cmd + `"}`}}}
-		}
-		return agenttest.Reply{Content: "nothing to clean"}
-	}}
+	model := cleaningModel(t)
 	tg := telegramtest.New(telegramtest.Options{MaxPoll: time.Second})
 	t.Cleanup(tg.Close)
 	cfg := "agent:\n  workdir: " + work + "\nplatforms:\n  telegram:\n    api_endpoint: " + tg.Endpoint() +
@@ -204,8 +193,31 @@ func (b *buttonChat) ran(name string) {
 }
 
 // log counts the names in ran.log.
-func (b *buttonChat) log() map[string]int {
-	data, _ := os.ReadFile(filepath.Join(b.work, "ran.log"))
+func (b *buttonChat) log() map[string]int { return ranLog(b.work) }
+
+// cleaningModel is a fake model that answers "clean <name>" with a
+// dangerous terminal command (it deletes a directory) that appends <name>
+// to ran.log in the working directory and prints cleaned-<name>, and
+// answers the command's result with "result: " and the result.
+func cleaningModel(t *testing.T) *agenttest.Server {
+	clean := regexp.MustCompile(`clean (\w+)`)
+	model := agenttest.New(t)
+	model.Default = agenttest.Reply{Func: func(req *agenttest.Request) agenttest.Reply {
+		if last := req.LastMessage(); last.Role == "tool" {
+			return agenttest.Reply{Content: "result: " + last.Content}
+		}
+		if m := clean.FindStringSubmatch(req.UserText()); m != nil {
+			cmd := "mkdir -p junk && rm -rf junk && echo " + m[1] + " >> ran.log && echo cleaned-" + m[1]
+			return agenttest.Reply{ToolCalls: []agenttest.ToolCall{{ID: "call_" + m[1], Name: "terminal", Args: `{"command":"` + cmd + `"}`}}}
+		}
+		return agenttest.Reply{Content: "nothing to clean"}
+	}}
+	return model
+}
+
+// ranLog counts the names in work/ran.log: how often each command ran.
+func ranLog(work string) map[string]int {
+	data, _ := os.ReadFile(filepath.Join(work, "ran.log"))
 	out := map[string]int{}
 	for _, l := range strings.Fields(string(data)) {
 		out[l]++
