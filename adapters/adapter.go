@@ -176,6 +176,10 @@ type Command struct {
 	Name string
 	// Description is its one-line help.
 	Description string
+	// Aliases are other names that run it ("reset" for "new"); a menu
+	// shows only Name, but an adapter that reads commands out of text
+	// (Slack's /herald umbrella) takes them too.
+	Aliases []string
 }
 
 // CommandMenu is implemented by adapters that show users a menu of

@@ -22,7 +22,7 @@ func (r *Runner) commandMenu() []adapters.Command {
 	builtin, plugin := hooks.BuiltinCommands(), r.hooks.Commands()
 	out := make([]adapters.Command, 0, len(builtin)+len(plugin))
 	for _, b := range builtin {
-		out = append(out, adapters.Command{Name: b.Name, Description: b.Description})
+		out = append(out, adapters.Command{Name: b.Name, Description: b.Description, Aliases: b.Aliases})
 	}
 	for _, p := range plugin {
 		out = append(out, adapters.Command{Name: p.Name, Description: p.Description})

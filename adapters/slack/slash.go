@@ -49,6 +49,9 @@ func (a *Adapter) SetCommands(cmds []adapters.Command) {
 	names := make(map[string]bool, len(cmds))
 	for _, c := range cmds {
 		names[commandName(c.Name)] = true
+		for _, al := range c.Aliases {
+			names[commandName(al)] = true
+		}
 	}
 	a.mu.Lock()
 	a.commands = names

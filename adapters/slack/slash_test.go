@@ -234,6 +234,15 @@ func TestGatewaySlashFreeText(t *testing.T) {
 	if p := posts[1]; !strings.Contains(p.Text, "Session:") || !strings.Contains(p.Text, "State:") {
 		t.Errorf("reply to /herald status = %+v, want the status", p)
 	}
+	// an alias of a built-in is a command too
+	srv.SlashCommandIn("C1", "U1", "/herald", "commands")
+	posts, err = srv.WaitMessages(ctxT(t), 3)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if p := posts[2]; !strings.Contains(p.Text, "Commands:") {
+		t.Errorf("reply to /herald commands = %+v, want the help", p)
+	}
 	if err := srv.CheckAcks(3 * time.Second); err != nil {
 		t.Error(err)
 	}
