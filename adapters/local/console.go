@@ -11,12 +11,10 @@ package local
 // edited in the outbox and published as "message_update".
 
 import (
-	"bytes"
 	"context"
 	"crypto/rand"
 	"crypto/subtle"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"io"
 	"net/http"
@@ -172,12 +170,8 @@ type pressRequest struct {
 // and user_id, ids of at most MaxIDLength bytes.
 func decodePress(body []byte) (pressRequest, error) {
 	var in pressRequest
-	dec := json.NewDecoder(bytes.NewReader(body))
-	if err := dec.Decode(&in); err != nil {
-		return in, fmt.Errorf("body is not valid JSON: %w", err)
-	}
-	if _, err := dec.Token(); err != io.EOF {
-		return in, errors.New("body has data after its JSON object (send one object per request)")
+	if err := decodeOne(body, &in); err != nil {
+		return in, err
 	}
 	for _, f := range []struct{ name, v string }{{"message_id", in.MessageID}, {"data", in.Data}, {"user_id", in.UserID}} {
 		if f.v == "" {

@@ -367,12 +367,8 @@ func (a *Adapter) postMessage(w http.ResponseWriter, r *http.Request, sink adapt
 // MaxIDLength bytes.
 func decodeInbound(body []byte) (inbound, error) {
 	var in inbound
-	dec := json.NewDecoder(bytes.NewReader(body))
-	if err := dec.Decode(&in); err != nil {
-		return in, fmt.Errorf("body is not valid JSON: %w", err)
-	}
-	if _, err := dec.Token(); err != io.EOF {
-		return in, errors.New("body has data after its JSON object (send one object per request)")
+	if err := decodeOne(body, &in); err != nil {
+		return in, err
 	}
 	if in.ChatID == "" {
 		return in, errors.New(`"chat_id" is required`)
@@ -390,6 +386,19 @@ func decodeInbound(body []byte) (inbound, error) {
 		return in, errors.New(`"chat_type" must be one of dm, group, channel, thread, forum`)
 	}
 	return in, nil
+}
+
+// decodeOne reads a request body that must be one JSON value and
+// nothing after it into v.
+func decodeOne(body []byte, v any) error {
+	dec := json.NewDecoder(bytes.NewReader(body))
+	if err := dec.Decode(v); err != nil {
+		return fmt.Errorf("body is not valid JSON: %w", err)
+	}
+	if _, err := dec.Token(); err != io.EOF {
+		return errors.New("body has data after its JSON object (send one object per request)")
+	}
+	return nil
 }
 
 // parseWait reads ?wait= (seconds, default 60, cut to MaxWait).
