@@ -20,6 +20,7 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 	"unicode/utf8"
 
@@ -409,16 +410,76 @@ func (c *consoleAPI) testOne(ctx context.Context, runner *hooks.ShellRunner, at 
 // answered, a hook_result event.
 func localEvents(a *app) func(fn func(string, any)) func() {
 	return func(fn func(string, any)) func() {
+		order := &pointOrder{seen: map[uint64]bool{}, held: map[uint64]func(){}}
 		stopPoints := subscribeHookPoints(a, "local /v1/events", nil, func(name string, ctx json.RawMessage, at time.Time, point uint64) {
 			hp := local.HookPoint{ID: strconv.FormatUint(point, 10), At: at}
 			if ctx != nil {
 				hp.Context = ctx
 			}
-			fn(name, hp)
+			order.point(point, func() { fn(name, hp) })
 		})
 		kinds := newKindTable(a)
-		stopResults := a.hooks.ObserveResults(func(p hooks.PointResult) { fn("hook_result", hookResult(a, kinds, p)) })
+		stopResults := a.hooks.ObserveResults(func(p hooks.PointResult) {
+			order.result(p.Point, func() { fn("hook_result", hookResult(a, kinds, p)) })
+		})
 		return func() { stopResults(); stopPoints() }
+	}
+}
+
+// pointOrder puts each hook_result after its hook point on the stream:
+// the point reaches the stream through its subscription's queue, and
+// its result may come first (the attachments answer on their own
+// goroutines). A result waits for its point, and a point is remembered
+// for its result, both among the last pointOrderSize only: past that a
+// result goes out as it is.
+type pointOrder struct {
+	mu   sync.Mutex
+	seen map[uint64]bool
+	held map[uint64]func()
+	// ring is the order points and results were remembered in
+	ring []uint64
+}
+
+const pointOrderSize = 4096
+
+func (o *pointOrder) point(id uint64, publish func()) {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	publish()
+	if res, ok := o.held[id]; ok {
+		delete(o.held, id)
+		res()
+		return
+	}
+	o.remember(id)
+	o.seen[id] = true
+}
+
+func (o *pointOrder) result(id uint64, publish func()) {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	if o.seen[id] {
+		delete(o.seen, id)
+		publish()
+		return
+	}
+	o.remember(id)
+	o.held[id] = publish
+}
+
+// remember records id, forgetting the oldest past pointOrderSize (a
+// result held that long goes out).
+func (o *pointOrder) remember(id uint64) {
+	o.ring = append(o.ring, id)
+	if len(o.ring) <= pointOrderSize {
+		return
+	}
+	old := o.ring[0]
+	o.ring = o.ring[1:]
+	delete(o.seen, old)
+	if res, ok := o.held[old]; ok {
+		delete(o.held, old)
+		res()
 	}
 }
 
