@@ -44,6 +44,14 @@ func TestObserveResults(t *testing.T) {
 	if a, b := <-points, <-points; a != p.Point || b != p2.Point {
 		t.Fatalf("internal watcher saw points %d, %d; want %d, %d", a, b, p.Point, p2.Point)
 	}
+	// a panicking observer answers with its panic
+	r.Subscribe(Subscription{Name: "boom", Attach: AttachGo, Events: []string{AgentEndEv},
+		Handler: func(ctx context.Context, ev Event) (any, error) { panic("kaboom") }})
+	r.Emit(AgentEndEv, &AgentEnd{})
+	<-points
+	if p3 := <-got; len(p3.Attachments) != 1 || p3.Attachments[0].Err == nil || p3.Attachments[0].Err.Error() != "panic: kaboom" {
+		t.Fatalf("agent:end result: %+v", p3)
+	}
 	// no attachments: no result
 	r.Emit(SessionEndEv, nil)
 	<-points

@@ -617,22 +617,17 @@ func (r *Registry) closed(s *sub) {
 func (r *Registry) observe(s *sub, ev Event) {
 	ctx, cancel := context.WithTimeout(context.Background(), s.Timeout)
 	defer cancel()
+	start := time.Now()
+	var err error
 	defer func() {
 		if p := recover(); p != nil {
 			r.log.Error("hook panicked", "hook", s.Name, "event", ev.Name, "panic", fmt.Sprint(p), "stack", string(debug.Stack()))
+			err = fmt.Errorf("panic: %v", p)
+		}
+		if s.Attach != AttachInternal {
+			ev.track.answered(AttachmentResult{Name: s.Name, Attach: s.Attach, Elapsed: time.Since(start), Err: err})
 		}
 	}()
-	start := time.Now()
-	var err error
-	if s.Attach != AttachInternal && ev.track != nil {
-		defer func() {
-			if p := recover(); p != nil {
-				err = fmt.Errorf("panic: %v", p)
-				defer panic(p)
-			}
-			ev.track.answered(AttachmentResult{Name: s.Name, Attach: s.Attach, Elapsed: time.Since(start), Err: err})
-		}()
-	}
 	if _, err = s.Handler(ctx, ev); err != nil {
 		r.log.Warn("hook failed", "hook", s.Name, "event", ev.Name, "err", err)
 	}
