@@ -40,7 +40,10 @@ type PointResult struct {
 }
 
 // ObserveResults sets fn as the results watcher (nil: none); it returns
-// a function that removes it.
+// a function that removes it. There is one watcher (the local API's
+// event stream): a second call replaces the first. fn must not block:
+// it runs on the goroutine of the hook that answered last, or of the
+// caller of an interceptor point.
 func (r *Registry) ObserveResults(fn func(PointResult)) (stop func()) {
 	r.results.Store(&fn)
 	return func() { r.results.Store(nil) }
