@@ -203,8 +203,7 @@ func listShellHooks(ctx context.Context, e *env, a *app) error {
 				continue
 			}
 			status := "✗ not allowlisted"
-			entry, ok := list.Find(s.Event, s.Key())
-			changed := ok && entry.ScriptSHA256 != "" && entry.ScriptSHA256 != hooks.ScriptHash(s.Key())
+			entry, ok, changed := shellConsent(list, s)
 			switch {
 			case ok && !changed:
 				status = "✓ allowed"
@@ -233,6 +232,14 @@ func listShellHooks(ctx context.Context, e *env, a *app) error {
 		}
 	}
 	return nil
+}
+
+// shellConsent finds s in the allowlist: its entry, whether it has one,
+// and whether its script changed since it was approved.
+func shellConsent(list hooks.Approvals, s hooks.ShellSpec) (entry hooks.Consented, ok, changed bool) {
+	entry, ok = list.Find(s.Event, s.Key())
+	changed = ok && entry.ScriptSHA256 != "" && entry.ScriptSHA256 != hooks.ScriptHash(s.Key())
+	return entry, ok, changed
 }
 
 // typeDetail is what a listing says of an entry's type beyond its name.
@@ -318,13 +325,7 @@ func hooksTest(ctx context.Context, e *env, args []string) error {
 		if err := json.Unmarshal(b, &over); err != nil {
 			return fmt.Errorf("%s: not a JSON object: %w", *payloadFile, err)
 		}
-		base, _ := json.Marshal(payload)
-		m := map[string]any{}
-		json.Unmarshal(base, &m)
-		for k, v := range over {
-			m[k] = v
-		}
-		payload = m
+		payload = overlayPayload(payload, over)
 	}
 	runner := a.shellRunner()
 	n := 0
@@ -337,18 +338,17 @@ func hooksTest(ctx context.Context, e *env, args []string) error {
 			testTyped(ctx, e, a, runner, s, event, payload)
 			continue
 		}
-		in, err := s.Payload(event, payload)
+		f, err := fireSpec(ctx, runner, s, event, payload)
 		if err != nil {
 			return err
 		}
 		fmt.Fprintf(e.stdout, "── %s (%s)\n", s.Command, s.Origin())
-		res := runSpec(ctx, runner, s, event, in)
+		res, v, aerr := f.run, f.value, f.err
 		if res.SpawnErr != nil {
 			fmt.Fprintf(e.stdout, "  error: %v\n", res.SpawnErr)
 		}
 		fmt.Fprintf(e.stdout, "  exit=%d elapsed=%.3fs%s\n", res.Exit, res.Elapsed.Seconds(), map[bool]string{true: " (timed out)"}[res.TimedOut])
 		fmt.Fprintf(e.stdout, "  stdout: %s\n  stderr: %s\n", a.redactor.Redact(clip(res.Stdout)), a.redactor.Redact(clip(res.Stderr)))
-		v, aerr := s.Answer(res)
 		switch {
 		case aerr != nil:
 			fmt.Fprintf(e.stdout, "  parsed: <error: %v>%s\n", aerr, map[bool]string{true: " — fail_closed: this blocks the call"}[s.FailClosed])
@@ -373,9 +373,9 @@ func testTyped(ctx context.Context, e *env, a *app, runner *hooks.ShellRunner, s
 		fmt.Fprintln(e.stdout, "  error: no model to ask (no model endpoint is configured)")
 		return
 	}
-	start := time.Now()
-	v, err := runner.Try(ctx, s, event, payload)
-	fmt.Fprintf(e.stdout, "  elapsed=%.3fs\n", time.Since(start).Seconds())
+	f, _ := fireSpec(ctx, runner, s, event, payload)
+	v, err := f.value, f.err
+	fmt.Fprintf(e.stdout, "  elapsed=%.3fs\n", f.elapsed.Seconds())
 	switch {
 	case err != nil:
 		fail := ""
@@ -389,6 +389,48 @@ func testTyped(ctx context.Context, e *env, a *app, runner *hooks.ShellRunner, s
 		b, _ := json.Marshal(v)
 		fmt.Fprintf(e.stdout, "  parsed (herald wire shape): %s\n", a.redactor.Redact(string(b)))
 	}
+}
+
+// overlayPayload is payload with over's fields set over its JSON form.
+func overlayPayload(payload any, over map[string]any) any {
+	if len(over) == 0 {
+		return payload
+	}
+	base, _ := json.Marshal(payload)
+	m := map[string]any{}
+	json.Unmarshal(base, &m)
+	for k, v := range over {
+		m[k] = v
+	}
+	return m
+}
+
+// specFiring is one entry fired once by fireSpec: a command's run (nil
+// for the other types) and the answer as the combiners would read it.
+type specFiring struct {
+	run     *hooks.ShellRun
+	value   any
+	err     error
+	elapsed time.Duration
+}
+
+// fireSpec fires one shell entry with payload: a command is run
+// (runSpec) and its output parsed; an http, prompt or agent entry is
+// asked. The error is a payload the entry cannot be given.
+func fireSpec(ctx context.Context, runner *hooks.ShellRunner, s hooks.ShellSpec, event string, payload any) (specFiring, error) {
+	start := time.Now()
+	if s.Kind() != hooks.TypeCommand {
+		v, err := runner.Try(ctx, s, event, payload)
+		return specFiring{value: v, err: err, elapsed: time.Since(start)}, nil
+	}
+	in, err := s.Payload(event, payload)
+	if err != nil {
+		return specFiring{}, err
+	}
+	res := runSpec(ctx, runner, s, event, in)
+	f := specFiring{run: res, elapsed: time.Since(start)}
+	f.value, f.err = s.Answer(res)
+	return f, nil
 }
 
 func clip(b []byte) string {

@@ -26,7 +26,7 @@ func newRuns(a *app, loc *local.Adapter) *runs.Adapter {
 		Events: func(fn func(runs.HookPoint)) func() {
 			// hook points are encoded only while a run goes on
 			return subscribeHookPoints(a, "runs events", func() bool { return r.Following() },
-				func(name string, ctx json.RawMessage, at time.Time) {
+				func(name string, ctx json.RawMessage, at time.Time, _ uint64) {
 					fn(runs.HookPoint{Name: name, Context: ctx, Time: at})
 				})
 		},
@@ -38,38 +38,26 @@ func newRuns(a *app, loc *local.Adapter) *runs.Adapter {
 	return r
 }
 
-// localEvents feeds the local platform's /v1/events.
-func localEvents(a *app) func(fn func(string, any)) func() {
-	return func(fn func(string, any)) func() {
-		return subscribeHookPoints(a, "local /v1/events", nil, func(name string, ctx json.RawMessage, _ time.Time) {
-			if ctx == nil {
-				fn(name, nil)
-				return
-			}
-			fn(name, ctx)
-		})
-	}
-}
-
 // subscribeHookPoints subscribes fn to every hook point as it fires, its
 // payload in its JSON wire form with secrets masked (it leaves the
-// process; nil for none), with the time it was emitted. While wanted (if
+// process; nil for none), with the time it was emitted and the firing's
+// id (hooks.Event.Point). While wanted (if
 // set) says no, hook points are skipped unencoded.
-func subscribeHookPoints(a *app, name string, wanted func() bool, fn func(name string, ctx json.RawMessage, at time.Time)) (unsubscribe func()) {
+func subscribeHookPoints(a *app, name string, wanted func() bool, fn func(name string, ctx json.RawMessage, at time.Time, point uint64)) (unsubscribe func()) {
 	return a.hooks.Subscribe(hooks.Subscription{Name: name, Attach: hooks.AttachInternal, Events: []string{"*"}, QueueSize: 8192,
 		Handler: func(ctx context.Context, ev hooks.Event) (any, error) {
 			if wanted != nil && !wanted() {
 				return nil, nil
 			}
 			if ev.Payload == nil {
-				fn(ev.Name, nil, ev.Time)
+				fn(ev.Name, nil, ev.Time, ev.Point)
 				return nil, nil
 			}
 			b, err := json.Marshal(ev.Payload)
 			if err != nil {
 				return nil, err
 			}
-			fn(ev.Name, json.RawMessage(hooks.RedactJSON(a.redactor, b)), ev.Time)
+			fn(ev.Name, json.RawMessage(hooks.RedactJSON(a.redactor, b)), ev.Time, ev.Point)
 			return nil, nil
 		}})
 }

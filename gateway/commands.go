@@ -10,6 +10,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/heraldgw/herald"
 	"github.com/heraldgw/herald/adapters"
 	"github.com/heraldgw/herald/hooks"
 	"github.com/heraldgw/herald/sessions"
@@ -270,6 +271,13 @@ func (r *Runner) helpText() string {
 // → session:end → session:reset → on_session_reset(new). The next message
 // fires session:start.
 func (r *Runner) reset(ctx context.Context, c *chat, j *job) {
+	next := r.resetSession(ctx, c, j.msg.Source)
+	r.reply(j, "✨ New session started. Session: "+next.ID)
+}
+
+// resetSession is reset without the reply in the chat (src is whom the
+// new session is for).
+func (r *Runner) resetSession(ctx context.Context, c *chat, src herald.Source) *sessions.Session {
 	c.mu.Lock()
 	if c.cancel != nil {
 		c.cancel(errReset)
@@ -280,7 +288,6 @@ func (r *Runner) reset(ctx context.Context, c *chat, j *job) {
 	for _, q := range dropped {
 		q.rec.Resolve(adapters.Outcome{Status: adapters.StatusInterrupted})
 	}
-	src := j.msg.Source
 	if err := r.load(ctx, c); err != nil {
 		r.log.Error("reset: session store unavailable", "err", err)
 	}
@@ -309,7 +316,7 @@ func (r *Runner) reset(ctx context.Context, c *chat, j *job) {
 	c.sess, c.loaded, c.history, c.freshReset, c.autoReset, c.lastActive, c.resumable = next, true, nil, true, "", now, false
 	c.mu.Unlock()
 	r.hooks.Emit(hooks.OnSessionResetHook, &hooks.SessionWasReset{SessionID: next.ID, Platform: p})
-	r.reply(j, "✨ New session started. Session: "+next.ID)
+	return next
 }
 
 func nonEmpty(s, def string) string {

@@ -43,6 +43,10 @@ type Event struct {
 	Payload any
 	// Time is when the event was emitted.
 	Time time.Time
+	// Point names this firing of the hook point (unique in the process).
+	Point uint64
+	// track collects the attachments' answers (observe.go)
+	track *pointTrack
 }
 
 // Handler handles one event. For observer points its result is ignored;
@@ -173,6 +177,9 @@ type Registry struct {
 
 	// commands are the plugins' slash commands (commands.go)
 	commands commandTable
+
+	// results is the watcher of every firing's answers (observe.go)
+	results atomic.Pointer[func(PointResult)]
 }
 
 type snapshot struct {
@@ -415,12 +422,15 @@ func (r *Registry) Emit(name string, payload any) {
 	if len(subs) == 0 {
 		return
 	}
-	ev := Event{Name: name, Payload: payload, Time: time.Now()}
+	ev := Event{Name: name, Payload: payload, Time: time.Now(), Point: pointSeq.Add(1)}
+	t := r.track(&ev, countAttached(subs, func(s *sub) bool { return !s.Inline && matches(s, payload) }))
 	for _, s := range subs {
 		if s.Inline || !matches(s, payload) {
 			continue
 		}
-		r.enqueue(s, queued{ev: ev})
+		if !r.enqueue(s, queued{ev: ev}) && s.Attach != AttachInternal {
+			t.answered(AttachmentResult{Name: s.Name, Attach: s.Attach, Dropped: true})
+		}
 	}
 }
 
@@ -454,15 +464,21 @@ func (r *Registry) notify(ctx context.Context, name string, payload any, queue b
 	if len(subs) == 0 {
 		return
 	}
-	ev := Event{Name: name, Payload: payload, Time: time.Now()}
-	if queue {
-		for _, s := range subs {
-			if !s.Inline && matches(s, payload) {
-				r.enqueue(s, queued{ev: ev})
-			}
+	ev := Event{Name: name, Payload: payload, Time: time.Now(), Point: pointSeq.Add(1)}
+	takesQueued := func(s *sub) bool { return queue && !s.Inline && matches(s, payload) }
+	inline := func(s *sub) bool { return s.Inline && matches(s, payload) }
+	// the in-line answers count as one, reported when all are in
+	t := r.track(&ev, countAttached(subs, takesQueued)+min(countAttached(subs, inline), 1))
+	for _, s := range subs {
+		if takesQueued(s) && !r.enqueue(s, queued{ev: ev}) && s.Attach != AttachInternal {
+			t.answered(AttachmentResult{Name: s.Name, Attach: s.Attach, Dropped: true})
 		}
 	}
-	r.callAll(ctx, subs, ev, func(s *sub) bool { return s.Inline && matches(s, payload) }, func(a *Answer) bool { fn(a); return false })
+	if countAttached(subs, inline) == 0 {
+		return
+	}
+	r.callAll(ctx, subs, ev, inline, t.collect(func(a *Answer) bool { fn(a); return false }))
+	t.flushCollected()
 }
 
 func (r *Registry) enqueue(s *sub, q queued) bool {
@@ -601,12 +617,18 @@ func (r *Registry) closed(s *sub) {
 func (r *Registry) observe(s *sub, ev Event) {
 	ctx, cancel := context.WithTimeout(context.Background(), s.Timeout)
 	defer cancel()
+	start := time.Now()
+	var err error
 	defer func() {
 		if p := recover(); p != nil {
 			r.log.Error("hook panicked", "hook", s.Name, "event", ev.Name, "panic", fmt.Sprint(p), "stack", string(debug.Stack()))
+			err = fmt.Errorf("panic: %v", p)
+		}
+		if s.Attach != AttachInternal {
+			ev.track.answered(AttachmentResult{Name: s.Name, Attach: s.Attach, Elapsed: time.Since(start), Err: err})
 		}
 	}()
-	if _, err := s.Handler(ctx, ev); err != nil {
+	if _, err = s.Handler(ctx, ev); err != nil {
 		r.log.Warn("hook failed", "hook", s.Name, "event", ev.Name, "err", err)
 	}
 }
@@ -680,13 +702,17 @@ func (r *Registry) callUntil(ctx context.Context, name string, payload any, fn f
 	if len(subs) == 0 {
 		return
 	}
-	ev := Event{Name: name, Payload: payload, Time: time.Now()}
+	ev := Event{Name: name, Payload: payload, Time: time.Now(), Point: pointSeq.Add(1)}
+	pick := func(s *sub) bool { return s.Attach != AttachInternal && matches(s, payload) }
+	// the answers count as one, reported once the chain is done
+	t := r.track(&ev, min(countAttached(subs, pick), 1))
 	for _, s := range subs {
 		if s.Attach == AttachInternal {
 			r.enqueue(s, queued{ev: ev})
 		}
 	}
-	r.callAll(ctx, subs, ev, func(s *sub) bool { return s.Attach != AttachInternal && matches(s, payload) }, fn)
+	r.callAll(ctx, subs, ev, pick, t.collect(fn))
+	t.flushCollected()
 }
 
 // callAll calls the subscribers pick takes, one priority after another,

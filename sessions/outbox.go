@@ -10,6 +10,7 @@ package sessions
 import (
 	"context"
 	"database/sql"
+	"errors"
 	"fmt"
 	"time"
 )
@@ -28,8 +29,12 @@ type OutboxMessage struct {
 	ChatID   string
 	Text     string
 	// File describes a file sent with the text, as JSON ("" for none).
-	File      string
+	File string
+	// Buttons are the choices under the message, as JSON ("" for none).
+	Buttons   string
 	CreatedAt time.Time
+	// EditedAt is when the message was last edited (zero: never).
+	EditedAt time.Time
 }
 
 // AppendOutbox stores m and returns it with its id. It returns once the
@@ -38,8 +43,8 @@ type OutboxMessage struct {
 // newest OutboxPerChat.
 func (s *Store) AppendOutbox(ctx context.Context, m OutboxMessage) (OutboxMessage, error) {
 	err := s.Write(ctx, func(tx *sql.Tx) error {
-		res, err := tx.Exec(`INSERT INTO outbox(platform, chat_id, text, file, created_at) VALUES (?,?,?,?,?)`,
-			m.Platform, m.ChatID, m.Text, m.File, ms(m.CreatedAt))
+		res, err := tx.Exec(`INSERT INTO outbox(platform, chat_id, text, file, buttons, created_at) VALUES (?,?,?,?,?,?)`,
+			m.Platform, m.ChatID, m.Text, m.File, m.Buttons, ms(m.CreatedAt))
 		if err != nil {
 			return err
 		}
@@ -63,7 +68,7 @@ func (s *Store) AppendOutbox(ctx context.Context, m OutboxMessage) (OutboxMessag
 // OutboxAfter returns the messages to a chat with an id above after,
 // oldest first (after 0: all that are kept).
 func (s *Store) OutboxAfter(ctx context.Context, platform, chatID string, after int64) ([]OutboxMessage, error) {
-	rows, err := s.rdb.QueryContext(ctx, `SELECT id, text, file, created_at FROM outbox
+	rows, err := s.rdb.QueryContext(ctx, `SELECT id, text, file, buttons, created_at, edited_at FROM outbox
 		WHERE platform = ? AND chat_id = ? AND id > ? ORDER BY id`, platform, chatID, after)
 	if err != nil {
 		return nil, fmt.Errorf("sessions: read the messages to %s/%s: %w", platform, chatID, err)
@@ -73,14 +78,42 @@ func (s *Store) OutboxAfter(ctx context.Context, platform, chatID string, after 
 	for rows.Next() {
 		m := OutboxMessage{Platform: platform, ChatID: chatID}
 		var at int64
-		if err := rows.Scan(&m.ID, &m.Text, &m.File, &at); err != nil {
+		var edited sql.NullInt64
+		if err := rows.Scan(&m.ID, &m.Text, &m.File, &m.Buttons, &at, &edited); err != nil {
 			return nil, fmt.Errorf("sessions: read the messages to %s/%s: %w", platform, chatID, err)
 		}
 		m.CreatedAt = fromMS(at)
+		if edited.Valid {
+			m.EditedAt = fromMS(edited.Int64)
+		}
 		out = append(out, m)
 	}
 	if err := rows.Err(); err != nil {
 		return nil, fmt.Errorf("sessions: read the messages to %s/%s: %w", platform, chatID, err)
 	}
 	return out, nil
+}
+
+// ErrNoOutboxMessage is returned (wrapped) by EditOutbox for an id that
+// names no kept message of the chat.
+var ErrNoOutboxMessage = errors.New("sessions: no such outbox message")
+
+// EditOutbox replaces the text and buttons of the message id to a chat
+// and marks it edited at.
+func (s *Store) EditOutbox(ctx context.Context, platform, chatID string, id int64, text, buttons string, at time.Time) error {
+	err := s.Write(ctx, func(tx *sql.Tx) error {
+		res, err := tx.Exec(`UPDATE outbox SET text = ?, buttons = ?, edited_at = ? WHERE id = ? AND platform = ? AND chat_id = ?`,
+			text, buttons, ms(at), id, platform, chatID)
+		if err != nil {
+			return err
+		}
+		if n, err := res.RowsAffected(); err != nil || n == 0 {
+			return fmt.Errorf("%w: %d", ErrNoOutboxMessage, id)
+		}
+		return nil
+	})
+	if err != nil {
+		return fmt.Errorf("sessions: edit the message %d to %s/%s: %w", id, platform, chatID, err)
+	}
+	return nil
 }

@@ -155,4 +155,10 @@ CREATE TABLE send_queue (
 );
 CREATE INDEX send_queue_chat ON send_queue(platform, chat_id, id);
 `,
+	// 5: buttons under an outbox message (an approval prompt's choices,
+	// as JSON), and when the message was last edited (a prompt closed).
+	`
+ALTER TABLE outbox ADD COLUMN buttons TEXT NOT NULL DEFAULT '';
+ALTER TABLE outbox ADD COLUMN edited_at INTEGER;
+`,
 }

@@ -3,6 +3,8 @@ package local
 import (
 	"encoding/json"
 	"testing"
+
+	"github.com/heraldgw/herald/adapters"
 )
 
 func FuzzDecodeInbound(f *testing.F) {
@@ -46,6 +48,34 @@ func FuzzDecodeInbound(f *testing.F) {
 		in2, err := decodeInbound(again)
 		if err != nil || in2.ChatID != in.ChatID || in2.Text != in.Text || in2.MessageID != in.MessageID || in2.ChatType != in.ChatType {
 			t.Fatalf("%q read as %+v; written back %s reads as %+v, %v", body, in, again, in2, err)
+		}
+	})
+}
+
+func FuzzDecodePress(f *testing.F) {
+	for _, s := range []string{
+		`{"message_id":"7","data":"ap:0123456789abcdef:once","user_id":"u1","user_name":"Ann"}`,
+		`{"message_id":"7","data":"d","user_id":"u1","thread_id":"t"}`,
+		`{"message_id":"7","data":"d","user_id":"u1"} {}`,
+		`{"message_id":"","data":"d","user_id":"u1"}`,
+		`{"message_id":7}`,
+		`null`,
+	} {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, body []byte) {
+		in, err := decodePress(body)
+		if err != nil {
+			return
+		}
+		if !json.Valid(body) {
+			t.Fatalf("accepted a body that is not one JSON value: %q", body)
+		}
+		if in.MessageID == "" || in.Data == "" || in.UserID == "" {
+			t.Fatalf("accepted a press without a required field: %+v", in)
+		}
+		if len(in.MessageID) > MaxIDLength || len(in.UserID) > MaxIDLength || len(in.Data) > adapters.MaxButtonData {
+			t.Fatalf("accepted an over-long field: %+v", in)
 		}
 	})
 }

@@ -39,6 +39,22 @@ type eventHub struct {
 	clients map[*eventClient]struct{}
 }
 
+// HookPoint is the payload of one firing of a hook point: its context,
+// with the firing's id and time, which go into the event's data beside
+// the context ("point_id", "at").
+type HookPoint struct {
+	ID      string
+	At      time.Time
+	Context any
+}
+
+func (p HookPoint) at() string {
+	if p.At.IsZero() {
+		return ""
+	}
+	return p.At.UTC().Format(time.RFC3339Nano)
+}
+
 type eventClient struct {
 	wake chan struct{} // one pending wake-up
 
@@ -64,14 +80,20 @@ func (h *eventHub) publish(name string, payload any) {
 	if len(h.clients) == 0 {
 		return
 	}
+	var point HookPoint
+	if hp, ok := payload.(HookPoint); ok {
+		point, payload = hp, hp.Context
+	}
 	ctxJSON, err := json.Marshal(payload)
-	if err != nil || payload == nil {
+	if err != nil || payload == nil || string(ctxJSON) == "null" {
 		ctxJSON = []byte("{}")
 	}
 	data, _ := json.Marshal(struct {
 		EventType string          `json:"event_type"`
 		Context   json.RawMessage `json:"context"`
-	}{name, ctxJSON})
+		PointID   string          `json:"point_id,omitempty"`
+		At        string          `json:"at,omitempty"`
+	}{name, ctxJSON, point.ID, point.at()})
 	frame := fmt.Appendf(nil, "id: %s-%d\nevent: %s\ndata: %s\n\n", h.epoch, h.seq, name, data)
 	for c := range h.clients {
 		c.mu.Lock()

@@ -81,7 +81,8 @@ type Adapter struct {
 	// that has its own error shape (HandleAPI)
 	denied map[string]func(w http.ResponseWriter, msg string)
 
-	hub *eventHub
+	hub     *eventHub
+	tickets tickets
 
 	media mediaStore
 }
@@ -94,11 +95,15 @@ type Reply struct {
 	ID   string   `json:"id,omitempty"`
 	Text string   `json:"text"`
 	File *FileRef `json:"file,omitempty"`
+	// Buttons are the choices under the message (an approval prompt's);
+	// a press is POST /v1/chats/{chat_id}/press.
+	Buttons []Button `json:"buttons,omitempty"`
 }
 
 var (
-	_ adapters.Adapter  = (*Adapter)(nil)
-	_ adapters.Healther = (*Adapter)(nil)
+	_ adapters.Adapter      = (*Adapter)(nil)
+	_ adapters.Healther     = (*Adapter)(nil)
+	_ adapters.ButtonSender = (*Adapter)(nil)
 )
 
 // New returns the local adapter.
@@ -176,7 +181,9 @@ func (a *Adapter) HandleAPI(pattern string, h http.HandlerFunc, denied func(w ht
 func (a *Adapter) Handler(sink adapters.Sink) http.Handler {
 	mux := http.NewServeMux()
 	mux.HandleFunc("POST /v1/messages", a.auth(func(w http.ResponseWriter, r *http.Request) { a.postMessage(w, r, sink) }))
-	mux.HandleFunc("GET /v1/events", a.auth(a.hub.serve))
+	mux.HandleFunc("GET /v1/events", a.authOrTicket(a.hub.serve))
+	mux.HandleFunc("POST /v1/events/ticket", a.auth(a.issueTicket))
+	mux.HandleFunc("POST /v1/chats/{chat_id}/press", a.auth(func(w http.ResponseWriter, r *http.Request) { a.press(w, r, sink) }))
 	mux.HandleFunc("GET /v1/files/{id}", a.auth(a.getFile))
 	mux.HandleFunc("GET /v1/chats/{chat_id}/messages", a.auth(a.getMessages))
 	mux.HandleFunc("GET /healthz", a.healthz)
@@ -360,12 +367,8 @@ func (a *Adapter) postMessage(w http.ResponseWriter, r *http.Request, sink adapt
 // MaxIDLength bytes.
 func decodeInbound(body []byte) (inbound, error) {
 	var in inbound
-	dec := json.NewDecoder(bytes.NewReader(body))
-	if err := dec.Decode(&in); err != nil {
-		return in, fmt.Errorf("body is not valid JSON: %w", err)
-	}
-	if _, err := dec.Token(); err != io.EOF {
-		return in, errors.New("body has data after its JSON object (send one object per request)")
+	if err := decodeOne(body, &in); err != nil {
+		return in, err
 	}
 	if in.ChatID == "" {
 		return in, errors.New(`"chat_id" is required`)
@@ -383,6 +386,19 @@ func decodeInbound(body []byte) (inbound, error) {
 		return in, errors.New(`"chat_type" must be one of dm, group, channel, thread, forum`)
 	}
 	return in, nil
+}
+
+// decodeOne reads a request body that must be one JSON value and
+// nothing after it into v.
+func decodeOne(body []byte, v any) error {
+	dec := json.NewDecoder(bytes.NewReader(body))
+	if err := dec.Decode(v); err != nil {
+		return fmt.Errorf("body is not valid JSON: %w", err)
+	}
+	if _, err := dec.Token(); err != io.EOF {
+		return errors.New("body has data after its JSON object (send one object per request)")
+	}
+	return nil
 }
 
 // parseWait reads ?wait= (seconds, default 60, cut to MaxWait).
@@ -423,7 +439,7 @@ func (a *Adapter) release(id string, wt *adapters.Waiter[Reply]) {
 // waits. It fails, and the message counts as not sent, if it cannot be
 // stored.
 func (a *Adapter) Send(ctx context.Context, to herald.Target, m adapters.Outgoing) (adapters.Sent, error) {
-	rp := Reply{Text: m.Text}
+	rp := Reply{Text: m.Text, Buttons: wireButtons(m.Buttons)}
 	id, err := a.keep(ctx, to, rp)
 	if err != nil {
 		return adapters.Sent{}, err

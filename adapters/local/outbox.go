@@ -24,6 +24,9 @@ import (
 type Outbox interface {
 	AppendOutbox(ctx context.Context, m sessions.OutboxMessage) (sessions.OutboxMessage, error)
 	OutboxAfter(ctx context.Context, platform, chatID string, after int64) ([]sessions.OutboxMessage, error)
+	// EditOutbox replaces a kept message's text and buttons (a closed
+	// approval prompt).
+	EditOutbox(ctx context.Context, platform, chatID string, id int64, text, buttons string, at time.Time) error
 }
 
 // MaxMessagesWait bounds GET /v1/chats/{chat_id}/messages?wait=.
@@ -34,7 +37,11 @@ type OutboxMessage struct {
 	ID        string    `json:"id"`
 	Text      string    `json:"text"`
 	File      *FileRef  `json:"file,omitempty"`
+	Buttons   []Button  `json:"buttons,omitempty"`
 	CreatedAt time.Time `json:"created_at"`
+	// EditedAt is when the message was last edited (a closed approval
+	// prompt); absent if never.
+	EditedAt *time.Time `json:"edited_at,omitempty"`
 }
 
 // keep stores rp as sent to chat to and returns its id, then wakes the
@@ -49,18 +56,14 @@ func (a *Adapter) keep(ctx context.Context, to herald.Target, rp Reply) (string,
 		file, _ = json.Marshal(rp.File)
 	}
 	m, err := a.cfg.Outbox.AppendOutbox(context.WithoutCancel(ctx), sessions.OutboxMessage{
-		Platform: string(herald.PlatformLocal), ChatID: to.ChatID, Text: rp.Text, File: string(file), CreatedAt: time.Now(),
+		Platform: string(herald.PlatformLocal), ChatID: to.ChatID, Text: rp.Text, File: string(file), Buttons: buttonsColumn(rp.Buttons), CreatedAt: time.Now(),
 	})
 	if err != nil {
 		return "", fmt.Errorf("local: keep the message to chat %q: %w", to.ChatID, err)
 	}
 	id := strconv.FormatInt(m.ID, 10)
 	a.wakeReaders(to.ChatID)
-	a.hub.publish("message", struct {
-		ChatID string `json:"chat_id"`
-		ID     string `json:"id"`
-		Text   string `json:"text"`
-	}{to.ChatID, id, rp.Text})
+	a.hub.publish("message", messageEvent{ChatID: to.ChatID, ID: id, Text: rp.Text, Buttons: rp.Buttons, File: rp.File})
 	return id, nil
 }
 
@@ -157,6 +160,13 @@ func toWire(msgs []sessions.OutboxMessage) []OutboxMessage {
 			if json.Unmarshal([]byte(m.File), &f) == nil {
 				om.File = &f
 			}
+		}
+		if m.Buttons != "" {
+			json.Unmarshal([]byte(m.Buttons), &om.Buttons)
+		}
+		if !m.EditedAt.IsZero() {
+			at := m.EditedAt.UTC()
+			om.EditedAt = &at
 		}
 		out = append(out, om)
 	}

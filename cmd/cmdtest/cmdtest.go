@@ -143,8 +143,20 @@ type Response struct {
 // Reply is one message the gateway sent: text, or a file with its
 // caption.
 type Reply struct {
+	// ID is the message's id in the chat's outbox.
+	ID   string `json:"id"`
 	Text string `json:"text"`
 	File *File  `json:"file,omitempty"`
+	// Buttons are the choices under the message (an approval prompt's).
+	Buttons []Button `json:"buttons,omitempty"`
+}
+
+// Button is one choice under a reply; pressing it is POST
+// /v1/chats/{chat_id}/press with its Data.
+type Button struct {
+	Label string `json:"label"`
+	Data  string `json:"data"`
+	Style string `json:"style"`
 }
 
 // File is a file the gateway sent; GetFile downloads it.
@@ -300,6 +312,9 @@ func (g *Gateway) Say(t testing.TB, chat, text string) Response {
 type Event struct {
 	Name    string         `json:"event_type"`
 	Context map[string]any `json:"context"`
+	// PointID and At name a hook point's firing and its time.
+	PointID string `json:"point_id"`
+	At      string `json:"at"`
 }
 
 // Events opens /v1/events; frames arrive on the channel until the test
@@ -308,6 +323,20 @@ func (g *Gateway) Events(t testing.TB) <-chan Event {
 	t.Helper()
 	req, _ := http.NewRequest("GET", "http://"+g.Addr+"/v1/events", nil)
 	req.Header.Set("Authorization", "Bearer "+g.Token)
+	return openEvents(t, req)
+}
+
+// TicketEvents opens /v1/events with a ticket (from POST
+// /v1/events/ticket) instead of the token, as a browser's EventSource
+// does; otherwise as Events.
+func (g *Gateway) TicketEvents(t testing.TB, ticket string) <-chan Event {
+	t.Helper()
+	req, _ := http.NewRequest("GET", "http://"+g.Addr+"/v1/events?ticket="+ticket, nil)
+	return openEvents(t, req)
+}
+
+func openEvents(t testing.TB, req *http.Request) <-chan Event {
+	t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
 	t.Cleanup(cancel)
 	res, err := http.DefaultClient.Do(req.WithContext(ctx))

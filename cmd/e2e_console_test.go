@@ -1,0 +1,380 @@
+package cmd_test
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/heraldgw/herald/cmd/cmdtest"
+	"github.com/heraldgw/herald/hooks"
+)
+
+// api calls the gateway's local API with the token ("" for none) and
+// decodes the JSON answer into out (if not nil).
+func api(t *testing.T, g *cmdtest.Gateway, method, path, token, body string, out any) int {
+	t.Helper()
+	req, err := http.NewRequest(method, "http://"+g.Addr+path, strings.NewReader(body))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if token != "" {
+		req.Header.Set("Authorization", "Bearer "+token)
+	}
+	res, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer res.Body.Close()
+	b, _ := io.ReadAll(res.Body)
+	if out != nil && json.Unmarshal(b, out) != nil {
+		t.Fatalf("%s %s = %d, not JSON: %q", method, path, res.StatusCode, b)
+	}
+	return res.StatusCode
+}
+
+// waitEvent reads events until ok takes one.
+func waitEvent(t *testing.T, events <-chan cmdtest.Event, what string, ok func(cmdtest.Event) bool) cmdtest.Event {
+	t.Helper()
+	deadline := time.After(60 * time.Second)
+	for {
+		select {
+		case e, open := <-events:
+			if !open {
+				t.Fatalf("event stream ended before %s", what)
+			}
+			if ok(e) {
+				return e
+			}
+		case <-deadline:
+			t.Fatalf("no %s within 60 s", what)
+		}
+	}
+}
+
+// The console's server side on a whole gateway with a shell hook that
+// blocks pre_tool_call, an http hook before it, an unapproved shell hook
+// and a directory hook: the events stream opens with a ticket (once, and
+// on no other endpoint, and the ticket is never logged); a blocked tool
+// call is followed by a hook_result naming each attachment's outcome;
+// GET /v1/hooks lists them with their consent; POST /v1/hooks/test fires
+// one and returns its answer, and refuses to run one without consent.
+func TestConsoleTicketHookResultAndHooks(t *testing.T) {
+	policy := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { io.WriteString(w, `{}`) }))
+	defer policy.Close()
+	home := t.TempDir()
+	guard := filepath.Join(home, "guard.sh")
+	os.WriteFile(guard, []byte("#!/bin/sh\nif grep -q 'rm -rf'; then echo '{\"action\":\"block\",\"message\":\"no rm -rf here\"}'; else echo '{}'; fi\n"), 0o755)
+	unapproved := filepath.Join(home, "audit.sh")
+	os.WriteFile(unapproved, []byte("#!/bin/sh\necho '{}'\n"), 0o755)
+	os.WriteFile(filepath.Join(home, "config.yaml"), []byte(fmt.Sprintf(`hooks:
+  pre_tool_call:
+    - type: http
+      url: %s/check
+      allow_private: true
+      priority: 100
+    - command: %s
+      matcher: terminal
+      timeout: 5
+    - command: %s
+      timeout: 5
+`, policy.URL, guard, unapproved)), 0o600)
+	hd := filepath.Join(home, "hooks", "watch")
+	os.MkdirAll(hd, 0o700)
+	os.WriteFile(filepath.Join(hd, "HOOK.yaml"), []byte("name: watch\nevents: [agent:start]\ncommand: [/bin/true]\n"), 0o600)
+	for _, key := range []string{"http:" + policy.URL + "/check", guard} {
+		if code, out, errw := run(t, home, "", "hooks", "allow", "pre_tool_call", key); code != 0 {
+			t.Fatalf("hooks allow %s: %d %s %s", key, code, out, errw)
+		}
+	}
+	g := cmdtest.Start(t, cmdtest.Options{Home: home})
+
+	// tickets
+	var tk struct {
+		Ticket    string `json:"ticket"`
+		ExpiresIn int    `json:"expires_in"`
+	}
+	if code := api(t, g, "POST", "/v1/events/ticket", "", "", nil); code != 401 {
+		t.Fatalf("ticket without the token: %d", code)
+	}
+	if code := api(t, g, "POST", "/v1/events/ticket", g.Token, "", &tk); code != 200 || len(tk.Ticket) < 26 || tk.ExpiresIn != 60 {
+		t.Fatalf("ticket: %d %+v", code, tk)
+	}
+	if code := api(t, g, "GET", "/v1/sessions?ticket="+tk.Ticket, "", "", nil); code != 401 {
+		t.Fatalf("ticket on /v1/sessions: %d", code)
+	}
+	frames := g.TicketEvents(t, tk.Ticket)
+	if code := api(t, g, "GET", "/v1/events?ticket="+tk.Ticket, "", "", nil); code != 401 {
+		t.Fatalf("ticket used twice: %d", code)
+	}
+
+	// a blocked tool call and its hook_result
+	r := g.Say(t, "c1", "run: rm -rf ./x")
+	if !strings.Contains(r.Text(), "no rm -rf here") {
+		t.Fatalf("reply: %q", r.Text())
+	}
+	pre := waitEvent(t, frames, "pre_tool_call", func(e cmdtest.Event) bool { return e.Name == hooks.PreToolCallHook })
+	if pre.PointID == "" || pre.At == "" {
+		t.Fatalf("pre_tool_call without point_id or at: %+v", pre)
+	}
+	if _, err := time.Parse(time.RFC3339Nano, pre.At); err != nil {
+		t.Fatalf("at: %v", err)
+	}
+	res := waitEvent(t, frames, "hook_result of pre_tool_call", func(e cmdtest.Event) bool {
+		return e.Name == "hook_result" && e.Context["point_id"] == pre.PointID
+	})
+	raw, _ := json.Marshal(res)
+	var hr struct {
+		Context struct {
+			Event       string `json:"event"`
+			ChatID      string `json:"chat_id"`
+			Platform    string `json:"platform"`
+			SessionID   string `json:"session_id"`
+			Attachments []struct {
+				Name, Kind, Type, Outcome, Detail string
+				DurationMS                        *int64 `json:"duration_ms"`
+			} `json:"attachments"`
+		} `json:"context"`
+	}
+	json.Unmarshal(raw, &hr)
+	c := hr.Context
+	if c.Event != hooks.PreToolCallHook || c.SessionID == "" || len(c.Attachments) != 2 {
+		t.Fatalf("hook_result: %s", raw)
+	}
+	byType := map[string]int{}
+	for i, a := range c.Attachments {
+		byType[a.Type] = i
+		if a.Kind != "shell" || a.DurationMS == nil {
+			t.Errorf("attachment %+v", a)
+		}
+	}
+	if h := c.Attachments[byType["http"]]; h.Outcome != "none" {
+		t.Errorf("http hook: %+v", h)
+	}
+	if s := c.Attachments[byType["command"]]; s.Outcome != "block" || s.Detail != "no rm -rf here" || s.Name != guard {
+		t.Errorf("shell hook: %+v (%s)", s, raw)
+	}
+	if strings.Contains(g.Log(), tk.Ticket) {
+		t.Error("the ticket is in the gateway's log")
+	}
+
+	// GET /v1/hooks
+	type att struct {
+		ID, Name, Kind, Type, Matcher, Consent, Source string
+		Priority                                       int
+	}
+	var list struct {
+		Events []struct {
+			Event       string `json:"event"`
+			Attachments []att  `json:"attachments"`
+		} `json:"events"`
+	}
+	if code := api(t, g, "GET", "/v1/hooks", g.Token, "", &list); code != 200 || len(list.Events) != len(hooks.Names()) {
+		t.Fatalf("hooks: %d, %d events", code, len(list.Events))
+	}
+	got := map[string][]att{}
+	for _, e := range list.Events {
+		got[e.Event] = e.Attachments
+	}
+	pt := got[hooks.PreToolCallHook]
+	if len(pt) != 3 || pt[0].Type != "http" || pt[0].Priority != 100 || pt[0].Consent != "approved" ||
+		pt[1].Name != guard || pt[1].Consent != "approved" || pt[1].Matcher != "terminal" || !strings.Contains(pt[1].Source, "config.yaml:") ||
+		pt[2].Name != unapproved || pt[2].Consent != "not_approved" {
+		t.Fatalf("pre_tool_call attachments: %+v", pt)
+	}
+	if as := got[hooks.AgentStartEv]; len(as) != 1 || as[0].Kind != "dir" || as[0].Name != "watch" || as[0].Consent != "not_approved" || !strings.HasSuffix(as[0].Source, "HOOK.yaml") {
+		t.Fatalf("agent:start attachments: %+v", as)
+	}
+
+	// POST /v1/hooks/test
+	type result struct {
+		ID, Name, Outcome, Detail string
+		Answer                    json.RawMessage
+		DurationMS                int64 `json:"duration_ms"`
+	}
+	var tr struct {
+		Results []result `json:"results"`
+	}
+	body := fmt.Sprintf(`{"event":"pre_tool_call","attachment_id":%q,"payload":{"args":{"command":"rm -rf /"}}}`, pt[1].ID)
+	if code := api(t, g, "POST", "/v1/hooks/test", g.Token, body, &tr); code != 200 || len(tr.Results) != 1 {
+		t.Fatalf("hooks test: %d %+v", code, tr)
+	}
+	if x := tr.Results[0]; x.ID != pt[1].ID || x.Outcome != "block" || x.Detail != "no rm -rf here" || string(x.Answer) != `{"action":"block","message":"no rm -rf here"}` {
+		t.Fatalf("hooks test result: %+v %s", x, x.Answer)
+	}
+	body = fmt.Sprintf(`{"event":"pre_tool_call","attachment_id":%q}`, pt[2].ID)
+	if code := api(t, g, "POST", "/v1/hooks/test", g.Token, body, &tr); code != 200 || len(tr.Results) != 1 ||
+		tr.Results[0].Outcome != "error" || !strings.Contains(tr.Results[0].Detail, "consent") || string(tr.Results[0].Answer) != "null" {
+		t.Fatalf("unapproved hook tested: %d %+v", code, tr)
+	}
+	if code := api(t, g, "POST", "/v1/hooks/test", g.Token, `{"event":"pre_tool_cal"}`, nil); code != 400 {
+		t.Fatalf("unknown event: %d", code)
+	}
+	if code := api(t, g, "POST", "/v1/hooks/test", g.Token, `{"event":"pre_tool_call","attachment_id":"shell-000000000000"}`, nil); code != 404 {
+		t.Fatalf("unknown attachment: %d", code)
+	}
+}
+
+// On the local platform an approval prompt carries buttons (reply,
+// outbox, message event); a press approves it and message_update closes
+// it. The session list and transcript show the turn; ending the session
+// fires session:end, a second end is 409, and the next message starts a
+// new session.
+func TestConsoleButtonsAndSessions(t *testing.T) {
+	g := cmdtest.Start(t, cmdtest.Options{})
+	events := g.Events(t)
+	work := t.TempDir()
+	pending := g.PostAsync(`{"chat_id":"c2","user_id":"u-c2","user_name":"Ann","text":"run: mkdir -p `+work+`/x && rm -rf `+work+`/x && echo cleaned"}`, nil)
+	msg := cmdtest.WaitFor(t, events, "message", 60*time.Second)
+	for msg.Context["buttons"] == nil {
+		msg = cmdtest.WaitFor(t, events, "message", 60*time.Second)
+	}
+	buttons, _ := msg.Context["buttons"].([]any)
+	var approve string
+	for _, b := range buttons {
+		m := b.(map[string]any)
+		if m["label"] == "Approve once" {
+			approve, _ = m["data"].(string)
+		}
+	}
+	id, _ := msg.Context["id"].(string)
+	if len(buttons) != 4 || approve == "" || id == "" {
+		t.Fatalf("prompt event: %+v", msg.Context)
+	}
+	var outbox struct {
+		Messages []struct {
+			ID       string `json:"id"`
+			Text     string `json:"text"`
+			Buttons  []any  `json:"buttons"`
+			EditedAt string `json:"edited_at"`
+		} `json:"messages"`
+	}
+	api(t, g, "GET", "/v1/chats/c2/messages", g.Token, "", &outbox)
+	if n := len(outbox.Messages); n == 0 || outbox.Messages[n-1].ID != id || len(outbox.Messages[n-1].Buttons) != 4 {
+		t.Fatalf("outbox: %+v", outbox)
+	}
+	var pr struct {
+		Reply string `json:"reply"`
+	}
+	if code := api(t, g, "POST", "/v1/chats/c2/press", g.Token, `{"message_id":"`+id+`","data":"`+approve+`","user_id":"someone-else"}`, &pr); code != 200 || pr.Reply != "Only the person who asked, or an approver, can answer this." {
+		t.Fatalf("stranger's press: %d %+v", code, pr)
+	}
+	if code := api(t, g, "POST", "/v1/chats/c2/press", g.Token, `{"message_id":"`+id+`","data":"`+approve+`"}`, nil); code != 400 {
+		t.Fatalf("press without user_id: %d", code)
+	}
+	if code := api(t, g, "POST", "/v1/chats/c2/press", g.Token, `{"message_id":"`+id+`","data":"`+approve+`","user_id":"u-c2","user_name":"Ann"}`, &pr); code != 200 || pr.Reply != "✅ Approved (once)." {
+		t.Fatalf("press: %d %+v", code, pr)
+	}
+	upd := cmdtest.WaitFor(t, events, "message_update", 60*time.Second)
+	if upd.Context["id"] != id || upd.Context["chat_id"] != "c2" || !strings.Contains(fmt.Sprint(upd.Context["text"]), "Approved once by Ann") {
+		t.Fatalf("message_update: %+v", upd.Context)
+	}
+	if b, ok := upd.Context["buttons"].([]any); !ok || len(b) != 0 {
+		t.Fatalf("message_update buttons: %+v", upd.Context["buttons"])
+	}
+	// the POST answered with the prompt (awaiting input); the turn goes on
+	if code, r := pending.Wait(t); code != 200 || len(r.Replies) == 0 || r.Replies[len(r.Replies)-1].ID != id || len(r.Replies[len(r.Replies)-1].Buttons) != 4 {
+		t.Fatalf("turn: %d %+v", code, r)
+	}
+	cmdtest.WaitFor(t, events, hooks.AgentEndEv, 60*time.Second)
+	outbox.Messages = nil
+	api(t, g, "GET", "/v1/chats/c2/messages?after="+id, g.Token, "", &outbox)
+	if n := len(outbox.Messages); n == 0 || !strings.Contains(outbox.Messages[n-1].Text, "cleaned") {
+		t.Fatalf("the approved command's result: %+v", outbox)
+	}
+	outbox.Messages = nil
+	api(t, g, "GET", "/v1/chats/c2/messages", g.Token, "", &outbox)
+	for _, m := range outbox.Messages {
+		if m.ID == id && (m.Buttons != nil || m.EditedAt == "" || !strings.Contains(m.Text, "Approved once by Ann")) {
+			t.Fatalf("closed prompt in the outbox: %+v", m)
+		}
+	}
+
+	// sessions
+	type session struct {
+		ID            string  `json:"id"`
+		Platform      string  `json:"platform"`
+		ChatID        string  `json:"chat_id"`
+		ChatType      string  `json:"chat_type"`
+		UserID        string  `json:"user_id"`
+		UserName      string  `json:"user_name"`
+		StartedAt     string  `json:"started_at"`
+		EndedAt       *string `json:"ended_at"`
+		LastMessageAt string  `json:"last_message_at"`
+		MessageCount  int     `json:"message_count"`
+		LastMessage   string  `json:"last_message"`
+	}
+	var sl struct {
+		Sessions []session `json:"sessions"`
+	}
+	if code := api(t, g, "GET", "/v1/sessions?platform=local&chat_id=c2&limit=1", g.Token, "", &sl); code != 200 || len(sl.Sessions) != 1 {
+		t.Fatalf("sessions: %d %+v", code, sl)
+	}
+	s := sl.Sessions[0]
+	if s.Platform != "local" || s.ChatID != "c2" || s.UserID != "u-c2" || s.UserName != "Ann" || s.EndedAt != nil || s.MessageCount < 3 || s.LastMessage == "" || s.StartedAt == "" || s.LastMessageAt < s.StartedAt {
+		t.Fatalf("session: %+v", s)
+	}
+	var tr struct {
+		Session  session `json:"session"`
+		Messages []struct {
+			Role       string `json:"role"`
+			Content    string `json:"content"`
+			CreatedAt  string `json:"created_at"`
+			ToolName   string `json:"tool_name"`
+			ToolCallID string `json:"tool_call_id"`
+			ToolCalls  []struct {
+				ID, Name, Arguments string
+			} `json:"tool_calls"`
+		} `json:"messages"`
+	}
+	if code := api(t, g, "GET", "/v1/sessions/"+s.ID, g.Token, "", &tr); code != 200 || tr.Session.ID != s.ID || len(tr.Messages) < 3 {
+		t.Fatalf("transcript: %d %+v", code, tr)
+	}
+	if m := tr.Messages[0]; m.Role != "user" || !strings.Contains(m.Content, "run: mkdir") {
+		t.Fatalf("first message: %+v", m)
+	}
+	var call, result bool
+	for _, m := range tr.Messages {
+		if m.Role == "assistant" && len(m.ToolCalls) == 1 && m.ToolCalls[0].Name == "terminal" && strings.Contains(m.ToolCalls[0].Arguments, "rm -rf") {
+			call = true
+		}
+		if m.Role == "tool" && m.ToolName == "terminal" && m.ToolCallID != "" {
+			result = true
+		}
+	}
+	if !call || !result {
+		t.Fatalf("transcript lacks the tool call or its result: %+v", tr.Messages)
+	}
+	if code := api(t, g, "GET", "/v1/sessions/nope", g.Token, "", nil); code != 404 {
+		t.Fatalf("unknown session: %d", code)
+	}
+	if code := api(t, g, "GET", "/v1/sessions?limit=x", g.Token, "", nil); code != 400 {
+		t.Fatalf("bad limit: %d", code)
+	}
+	var ended struct {
+		Ended bool `json:"ended"`
+	}
+	if code := api(t, g, "POST", "/v1/sessions/"+s.ID+"/end", g.Token, "", &ended); code != 200 || !ended.Ended {
+		t.Fatalf("end: %d %+v", code, ended)
+	}
+	cmdtest.WaitFor(t, events, hooks.SessionEndEv, 60*time.Second)
+	if code := api(t, g, "POST", "/v1/sessions/"+s.ID+"/end", g.Token, "", nil); code != 409 {
+		t.Fatalf("second end: %d", code)
+	}
+	if code := api(t, g, "POST", "/v1/sessions/nope/end", g.Token, "", nil); code != 404 {
+		t.Fatalf("end of an unknown session: %d", code)
+	}
+	if r := g.Say(t, "c2", "hello again"); r.SessionID == s.ID || r.SessionID == "" {
+		t.Fatalf("after end the chat kept session %q", r.SessionID)
+	}
+	api(t, g, "GET", "/v1/sessions?platform=local&chat_id=c2", g.Token, "", &sl)
+	if len(sl.Sessions) != 2 || sl.Sessions[1].ID != s.ID || sl.Sessions[1].EndedAt == nil || sl.Sessions[0].LastMessage == "" {
+		t.Fatalf("sessions after end: %+v", sl.Sessions)
+	}
+}
