@@ -129,6 +129,10 @@ func TestWhatsAppThroughGateway(t *testing.T) {
 		if got := texts(waAnn); len(got) != 1 || got[0] != "echo: hello whatsapp" {
 			t.Fatalf("replies %q", got)
 		}
+		// the turn showed the typing indicator on the message it answered
+		if r := fake.Reads(); len(r) == 0 || !r[0].Typing || !strings.HasPrefix(r[0].MessageID, "wamid.") {
+			t.Errorf("read receipts %+v", r)
+		}
 	})
 
 	t.Run("lifecycle events name whatsapp", func(t *testing.T) {
@@ -192,7 +196,7 @@ func TestWhatsAppThroughGateway(t *testing.T) {
 	t.Run("a bad signature is 401 and no turn", func(t *testing.T) {
 		n := len(fake.Sent())
 		forged := fake.Payload([]whatsapptest.Message{whatsapptest.Text(waAnn, "Ann", "forged")})
-		for _, h := range []*whatsapptest.Webhook{{URL: hook.URL, Secret: "not-the-app-secret"}, {URL: hook.URL, Unsigned: true}} {
+		for _, h := range []*whatsapptest.Webhook{hook.Signed("not-the-app-secret"), hook.WithoutSignature()} {
 			if code, err := h.Post(ctx, forged); err != nil || code != http.StatusUnauthorized {
 				t.Errorf("forged payload: %d %v, want 401", code, err)
 			}

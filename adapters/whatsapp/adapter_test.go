@@ -141,8 +141,8 @@ func TestSignature(t *testing.T) {
 	r := start(t, nil)
 	body := r.fake.Payload([]whatsapptest.Message{whatsapptest.Text("15551230001", "Ann", "hi")})
 	for name, h := range map[string]*whatsapptest.Webhook{
-		"wrong secret": {URL: r.hook.URL, Secret: "not-the-app-secret"},
-		"unsigned":     {URL: r.hook.URL, Unsigned: true},
+		"wrong secret": r.hook.Signed("not-the-app-secret"),
+		"unsigned":     r.hook.WithoutSignature(),
 	} {
 		if code, err := h.Post(ctxT(t), body); err != nil || code != http.StatusUnauthorized {
 			t.Errorf("%s: %d %v, want 401", name, code, err)
@@ -339,5 +339,31 @@ func TestButtonsAndPress(t *testing.T) {
 	}
 	if n := len(r.sink.messages()); n != 1 {
 		t.Fatalf("the press also became a message (%d)", n)
+	}
+}
+
+// The typing indicator is a read receipt of the user's last message,
+// renewed no more often than it lasts.
+func TestTyping(t *testing.T) {
+	r := start(t, nil)
+	to := herald.Target{ChatID: "15551230001"}
+	if err := r.ad.Typing(ctxT(t), to); err != nil || len(r.fake.Reads()) != 0 {
+		t.Fatalf("typing before any message: %v, reads %v", err, r.fake.Reads())
+	}
+	id, err := r.hook.Send(ctxT(t), whatsapptest.Text("15551230001", "Ann", "hi"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for range 3 {
+		if err := r.ad.Typing(ctxT(t), to); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if got := r.fake.Reads(); len(got) != 1 || got[0].MessageID != id || !got[0].Typing {
+		t.Fatalf("reads %+v, want one with the indicator for %s", got, id)
+	}
+	r.now.Add(21 * time.Second)
+	if err := r.ad.Typing(ctxT(t), to); err != nil || len(r.fake.Reads()) != 2 {
+		t.Fatalf("renewed: %v, reads %+v", err, r.fake.Reads())
 	}
 }

@@ -29,6 +29,9 @@
 // nothing: the presser is answered with a message of its own, and a later
 // press of a closed prompt answers that it no longer waits.
 //
+// Typing marks the user's last message read with the typing indicator
+// (the only form the Cloud API has), renewed at most every 20 seconds.
+//
 // The 24-hour customer-service window: a business may send free-form
 // messages to a user only within 24 hours of that user's last message.
 // The adapter remembers each user's last inbound time (in the store when

@@ -336,6 +336,7 @@ func (a *Adapter) webhookHandler(ctx context.Context, sink adapters.Sink) http.H
 			a.windows.seen(ctx, s.WaID, s.At)
 		}
 		for _, m := range in.Messages {
+			a.received(m.Source.UserID, m.ID)
 			if adapters.Refused(sink.Receive(ctx, m)) {
 				http.Error(w, "shutting down", http.StatusServiceUnavailable)
 				return

@@ -88,6 +88,9 @@ type Adapter struct {
 	state string
 	// inbound is the webhook on the shared inbound listener.
 	inbound adapters.Mount
+	// last is each user's last message, for the typing indicator
+	// (typing.go).
+	last map[string]lastMessage
 	// replies are press answers being sent; Run waits for them.
 	replies sync.WaitGroup
 }

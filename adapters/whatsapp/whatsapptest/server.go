@@ -86,6 +86,8 @@ type Server struct {
 	uploads   []Upload
 	media     map[string]mediaFile
 	lastIn    map[string]time.Time
+	inbound   map[string]bool
+	reads     []Read
 	limited   int
 	limitCode int
 	limitWait time.Duration
@@ -104,7 +106,7 @@ func New(o Options) *Server {
 	if o.AppSecret == "" {
 		o.AppSecret = "0123456789abcdef0123456789abcdef"
 	}
-	s := &Server{opts: o, changed: make(chan struct{}), media: map[string]mediaFile{}, lastIn: map[string]time.Time{}}
+	s := &Server{opts: o, changed: make(chan struct{}), media: map[string]mediaFile{}, lastIn: map[string]time.Time{}, inbound: map[string]bool{}}
 	mux := http.NewServeMux()
 	mux.HandleFunc("POST /"+Version+"/{phone}/messages", s.auth(s.messages))
 	mux.HandleFunc("POST /"+Version+"/{phone}/media", s.auth(s.upload))
@@ -254,6 +256,17 @@ func (s *Server) messages(w http.ResponseWriter, r *http.Request) {
 		graphError(w, http.StatusBadRequest, 100, "unknown phone number id")
 		return
 	}
+	if receipt := (struct {
+		Product string `json:"messaging_product"`
+		Status  string `json:"status"`
+		ID      string `json:"message_id"`
+		Typing  *struct {
+			Type string `json:"type"`
+		} `json:"typing_indicator"`
+	}{}); json.Unmarshal(raw, &receipt) == nil && receipt.Status == "read" {
+		s.read(w, receipt.Product, receipt.ID, receipt.Typing != nil && receipt.Typing.Type == "text")
+		return
+	}
 	if err := json.Unmarshal(raw, &m); err != nil || m.Product != "whatsapp" || m.To == "" {
 		graphError(w, http.StatusBadRequest, 100, "(#100) Invalid parameter")
 		return
@@ -319,6 +332,37 @@ func (s *Server) messages(w http.ResponseWriter, r *http.Request) {
 		"contacts":          []map[string]string{{"input": m.To, "wa_id": m.To}},
 		"messages":          []map[string]string{{"id": out.ID}},
 	})
+}
+
+// Read is a read receipt herald sent for a message, with or without the
+// typing indicator.
+type Read struct {
+	MessageID string
+	Typing    bool
+}
+
+// read answers a read receipt (and typing indicator) for message id.
+func (s *Server) read(w http.ResponseWriter, product, id string, typing bool) {
+	s.mu.Lock()
+	known := s.inbound[id]
+	if known && product == "whatsapp" {
+		s.reads = append(s.reads, Read{MessageID: id, Typing: typing})
+		s.notify()
+	}
+	s.mu.Unlock()
+	if !known || product != "whatsapp" {
+		graphError(w, http.StatusBadRequest, 100, "(#100) Invalid parameter: message_id")
+		return
+	}
+	w.Header().Set("Content-Type", "application/json")
+	io.WriteString(w, `{"success":true}`)
+}
+
+// Reads returns the read receipts so far.
+func (s *Server) Reads() []Read {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return append([]Read(nil), s.reads...)
 }
 
 func mdID(m *wireMedia) string {
@@ -446,6 +490,20 @@ func (s *Server) Webhook(url string) *Webhook {
 	return &Webhook{s: s, URL: url, Secret: s.opts.AppSecret}
 }
 
+// Signed is a copy of h that signs with secret (a wrong one, say).
+func (h *Webhook) Signed(secret string) *Webhook {
+	c := *h
+	c.Secret, c.Unsigned = secret, false
+	return &c
+}
+
+// WithoutSignature is a copy of h that sends no signature.
+func (h *Webhook) WithoutSignature() *Webhook {
+	c := *h
+	c.Unsigned = true
+	return &c
+}
+
 // Message is one inbound message for a payload: From, Name and ID are
 // filled in when empty; Body is the message's type-specific part
 // ("text": {"body": …}).
@@ -504,21 +562,35 @@ func (h *Webhook) Post(ctx context.Context, body []byte) (int, error) {
 	if !h.Unsigned {
 		req.Header.Set(whatsapp.SignatureHeader, webhook.Sign(body, h.Secret))
 	}
+	if h.s != nil {
+		h.s.delivering(body)
+	}
 	res, err := http.DefaultClient.Do(req)
 	if err != nil {
 		return 0, err
 	}
 	io.Copy(io.Discard, res.Body)
 	res.Body.Close()
-	if res.StatusCode == http.StatusOK {
+	if res.StatusCode == http.StatusOK && h.s != nil {
 		h.s.opened(body)
 	}
 	return res.StatusCode, nil
 }
 
+// delivering notes the ids of the messages in body: herald may send read
+// receipts for them.
+func (s *Server) delivering(body []byte) {
+	s.eachMessage(body, func(m whatsapp.InboundMessage) { s.inbound[m.ID] = true })
+}
+
 // opened notes the senders of a delivered payload: they may be written
 // to for 24 hours.
 func (s *Server) opened(body []byte) {
+	s.eachMessage(body, func(m whatsapp.InboundMessage) { s.lastIn[m.From] = time.Now() })
+}
+
+// eachMessage calls fn, under the lock, for every message in body.
+func (s *Server) eachMessage(body []byte, fn func(whatsapp.InboundMessage)) {
 	var p whatsapp.Payload
 	if json.Unmarshal(body, &p) != nil {
 		return
@@ -528,7 +600,7 @@ func (s *Server) opened(body []byte) {
 	for _, e := range p.Entry {
 		for _, c := range e.Changes {
 			for _, m := range c.Value.Messages {
-				s.lastIn[m.From] = time.Now()
+				fn(m)
 			}
 		}
 	}
