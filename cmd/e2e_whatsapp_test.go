@@ -286,3 +286,13 @@ func count(list []string, s string) int {
 	}
 	return n
 }
+
+// A Graph API base that is no URL is refused at start, naming the setting.
+func TestWhatsAppAPIBaseIsChecked(t *testing.T) {
+	home := t.TempDir()
+	os.WriteFile(filepath.Join(home, "config.yaml"), []byte("platforms:\n  whatsapp:\n    access_token: EAAtest-0123456789\n    api_base: graph.facebook.com/v21.0\n"), 0o600)
+	code, _, errOut := run(t, home, "", "gateway")
+	if code == 0 || !strings.Contains(errOut, "platforms.whatsapp.api_base \"graph.facebook.com/v21.0\" is not an http(s) URL") {
+		t.Fatalf("exit %d, stderr %q", code, errOut)
+	}
+}

@@ -7,6 +7,9 @@ package cmd
 // inbound listener at /whatsapp/webhook.
 
 import (
+	"fmt"
+	"net/url"
+
 	"github.com/heraldgw/herald/adapters"
 	"github.com/heraldgw/herald/adapters/whatsapp"
 	"github.com/heraldgw/herald/config"
@@ -23,6 +26,11 @@ func buildWhatsApp(a *app) (adapters.Adapter, bool, error) {
 	// which setting is missing
 	if !config.On(wc.Enabled, wc.AccessToken != "") {
 		return nil, false, nil
+	}
+	if wc.APIBase != "" {
+		if u, err := url.Parse(wc.APIBase); err != nil || (u.Scheme != "https" && u.Scheme != "http") || u.Host == "" {
+			return nil, false, fmt.Errorf("config.yaml: platforms.whatsapp.api_base %q is not an http(s) URL (e.g. %s)", wc.APIBase, whatsapp.DefaultAPIBase)
+		}
 	}
 	return whatsapp.New(whatsapp.Config{
 		AccessToken:   wc.AccessToken,
