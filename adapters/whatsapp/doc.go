@@ -21,7 +21,8 @@
 // every message in it was taken, 503 when the gateway refused one (Meta
 // then delivers the payload again).
 //
-// Outbound: text up to 4096 characters, files uploaded to /media then
+// Outbound: text up to 4096 characters, its Markdown turned into
+// WhatsApp's markup (format.go), files uploaded to /media then
 // sent by id (FileSender), and buttons: up to three as reply buttons,
 // more (an approval prompt's four) as one list message whose rows are the
 // choices; either way the text keeps its typed instructions. WhatsApp

@@ -87,9 +87,9 @@ func (a *Adapter) SendFile(ctx context.Context, to herald.Target, f adapters.Out
 	if err != nil {
 		return adapters.Sent{}, err
 	}
-	caption, after := f.Caption, ""
+	caption, after := toWhatsApp(f.Caption), ""
 	if kind == "audio" || len([]rune(caption)) > maxCaption {
-		caption, after = "", f.Caption
+		caption, after = "", caption
 	}
 	media := &wireMedia{ID: id, Caption: caption}
 	msg := wireMessage{Type: kind}

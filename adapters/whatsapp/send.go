@@ -210,9 +210,13 @@ func (a *Adapter) Send(ctx context.Context, to herald.Target, m adapters.Outgoin
 	if err != nil {
 		return adapters.Sent{}, err
 	}
-	msg := wireMessage{Type: "text", Text: &wireText{Body: m.Text}}
+	text := m.Text
+	if !m.Plain {
+		text = toWhatsApp(text)
+	}
+	msg := wireMessage{Type: "text", Text: &wireText{Body: text}}
 	if len(m.Buttons) > 0 {
-		msg = interactive(m.Text, m.Buttons)
+		msg = interactive(text, m.Buttons)
 	}
 	if m.ReplyTo != "" {
 		msg.Context = &wireContext{MessageID: m.ReplyTo}
