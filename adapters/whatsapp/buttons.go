@@ -102,7 +102,8 @@ func tail(s string, n int) string {
 func (a *Adapter) CloseButtons(context.Context, herald.Target, string, string) error { return nil }
 
 // handlePress hands p to the sink's Press, when the sink takes presses,
-// and sends the answer to the presser's chat, off the webhook's request.
+// and sends the answer to the presser's chat (a DM: only they see it),
+// quoting the message the button was under.
 func (a *Adapter) handlePress(ctx context.Context, sink adapters.Sink, p adapters.Press) {
 	reply := NoPressText
 	if ps, ok := sink.(adapters.PressSink); ok {
@@ -111,17 +112,13 @@ func (a *Adapter) handlePress(ctx context.Context, sink adapters.Sink, p adapter
 	if reply == "" {
 		return
 	}
-	a.replies.Add(1)
-	go func() {
-		defer a.replies.Done()
-		rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), pressReplyTimeout)
-		defer cancel()
-		msg := wireMessage{Type: "text", Text: &wireText{Body: reply}}
-		if p.MessageID != "" {
-			msg.Context = &wireContext{MessageID: p.MessageID}
-		}
-		if _, err := a.post(rctx, p.Chat.ChatID, msg); err != nil {
-			a.log.Warn("whatsapp: the answer to a button press was not sent", "err", a.red.Redact(err.Error()))
-		}
-	}()
+	rctx, cancel := context.WithTimeout(ctx, pressReplyTimeout)
+	defer cancel()
+	msg := wireMessage{Type: "text", Text: &wireText{Body: reply}}
+	if p.MessageID != "" {
+		msg.Context = &wireContext{MessageID: p.MessageID}
+	}
+	if _, err := a.post(rctx, p.Chat.ChatID, msg); err != nil {
+		a.log.Warn("whatsapp: the answer to a button press was not sent", "err", a.red.Redact(err.Error()))
+	}
 }

@@ -38,7 +38,7 @@ const (
 
 // GraphError is an error answer of the Graph API.
 type GraphError struct {
-	Status  int    // HTTP status
+	Status  int    `json:"-"` // HTTP status
 	Code    int    `json:"code"`
 	Subcode int    `json:"error_subcode"`
 	Type    string `json:"type"`

@@ -91,8 +91,6 @@ type Adapter struct {
 	// last is each user's last message, for the typing indicator
 	// (typing.go).
 	last map[string]lastMessage
-	// replies are press answers being sent; Run waits for them.
-	replies sync.WaitGroup
 }
 
 var (
@@ -186,7 +184,6 @@ func (a *Adapter) Run(ctx context.Context, sink adapters.Sink) error {
 	a.setState("connected")
 	a.log.Info("whatsapp webhook served on the inbound listener", "path", WebhookPath)
 	a.inbound.Serve(ctx, a.webhookHandler(ctx, sink))
-	a.replies.Wait()
 	return nil
 }
 
