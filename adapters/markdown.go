@@ -19,3 +19,20 @@ func CodeFence(lines []string, i int) (lang string, end int, ok bool) {
 	}
 	return "", -1, false
 }
+
+// Heading reads a Markdown ATX heading ("## Title", indented or not):
+// the line's indent and the heading's text; ok is false for any other
+// line. Adapters whose platform has no headings show the text in bold.
+func Heading(line string) (indent, text string, ok bool) {
+	trimmed := strings.TrimLeft(line, " ")
+	indent = line[:len(line)-len(trimmed)]
+	n := 0
+	for n < len(trimmed) && n < 6 && trimmed[n] == '#' {
+		n++
+	}
+	if n == 0 || n >= len(trimmed) || trimmed[n] != ' ' {
+		return indent, "", false
+	}
+	text = strings.TrimSpace(trimmed[n:])
+	return indent, text, text != ""
+}

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -82,7 +83,7 @@ func (t *SendMessage) Run(ctx context.Context, c *Call) (string, error) {
 	if err != nil {
 		return "", fmt.Errorf("send_message: %w", err)
 	}
-	if !knownPlatforms[to.Platform] {
+	if !knownPlatforms[to.Platform] && !slices.Contains(configured, string(to.Platform)) {
 		return "", fmt.Errorf("Unknown platform: %s", to.Platform)
 	}
 	if d == nil {

@@ -393,6 +393,9 @@ func homeChannel(c *config.Config, p herald.Platform) string {
 	case herald.PlatformSlack:
 		return c.Platforms.Slack.HomeChannel
 	}
+	if common, ok := platformCommons[p]; ok {
+		return common(c).HomeChannel
+	}
 	return ""
 }
 

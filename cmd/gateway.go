@@ -26,6 +26,11 @@ type platformBuilder func(a *app) (ad adapters.Adapter, ok bool, err error)
 
 var platformBuilders []platformBuilder
 
+// platformCommons give the shared settings (allowed users, home channel,
+// …) of platforms that register them beside their builder, so that a new
+// platform needs no line in gatewayConfig or homeChannel.
+var platformCommons = map[herald.Platform]func(*config.Config) config.Common{}
+
 // gatewayHooks are started with the gateway after the registry exists
 // (directory hooks, shell hooks, BOOT.md, cron); each returns a stop
 // function. Files register them in init.
@@ -203,6 +208,9 @@ func gatewayConfig(a *app, ads []adapters.Adapter) gateway.Config {
 	add(herald.PlatformCLI, config.Common{}, true, gateway.GroupManners{})
 	// each route authenticates its sender by signature
 	add(webhook.Platform, config.Common{}, true, gateway.GroupManners{})
+	for p, common := range platformCommons {
+		add(p, common(c), false, gateway.GroupManners{})
+	}
 	media := gateway.MediaConfig{Dir: filepath.Join(a.home, "media"), MaxBytes: c.Media.MaxBytes, SendPaths: a.sendPaths}
 	if ep, ok := c.STTEndpoint(); ok {
 		media.Transcriber = agent.NewTranscriber(ep.BaseURL, ep.APIKey, ep.Model, nil)

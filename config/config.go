@@ -162,6 +162,7 @@ type Platforms struct {
 	Discord  Discord  `yaml:"discord"`
 	Slack    Slack    `yaml:"slack"`
 	Webhook  Webhook  `yaml:"webhook"`
+	WhatsApp WhatsApp `yaml:"whatsapp"`
 }
 
 // Common is what every platform shares.
@@ -257,6 +258,22 @@ type Slack struct {
 	// the channel it was typed in, the default) or ephemeral (shown only
 	// to the user who typed it).
 	SlashReplies string `yaml:"slash_replies"`
+}
+
+// WhatsApp settings (the WhatsApp Business Cloud API). Credentials come
+// from WHATSAPP_ACCESS_TOKEN, WHATSAPP_PHONE_NUMBER_ID,
+// WHATSAPP_VERIFY_TOKEN and WHATSAPP_APP_SECRET (or Hermes'
+// WHATSAPP_CLOUD_* names).
+type WhatsApp struct {
+	Common        `yaml:",inline"`
+	Enabled       *bool  `yaml:"enabled"`
+	AccessToken   string `yaml:"access_token"`
+	PhoneNumberID string `yaml:"phone_number_id"`
+	VerifyToken   string `yaml:"verify_token"`
+	AppSecret     string `yaml:"app_secret"`
+	// APIBase is the Graph API with its version (default
+	// https://graph.facebook.com/v21.0).
+	APIBase string `yaml:"api_base"`
 }
 
 // Inbound is the shared listener of the endpoints that face the internet

@@ -321,12 +321,18 @@ func applyEnv(c *Config, get func(string) string) {
 	set(&c.Platforms.Slack.SigningSecret, "SLACK_SIGNING_SECRET")
 	set(&c.Platforms.Telegram.WebhookSecret, "TELEGRAM_WEBHOOK_SECRET")
 	set(&c.Platforms.Discord.AllowBots, "DISCORD_ALLOW_BOTS")
+	wa := &c.Platforms.WhatsApp
+	set(&wa.AccessToken, "WHATSAPP_ACCESS_TOKEN", "WHATSAPP_CLOUD_ACCESS_TOKEN")
+	set(&wa.PhoneNumberID, "WHATSAPP_PHONE_NUMBER_ID", "WHATSAPP_CLOUD_PHONE_NUMBER_ID")
+	set(&wa.VerifyToken, "WHATSAPP_VERIFY_TOKEN", "WHATSAPP_CLOUD_VERIFY_TOKEN")
+	set(&wa.AppSecret, "WHATSAPP_APP_SECRET", "WHATSAPP_CLOUD_APP_SECRET")
 	if v := get("HERALD_GATEWAY_BUSY_INPUT_MODE"); v != "" {
 		c.BusyInputMode = v
 	}
 	for name, p := range map[string]*Common{
 		"TELEGRAM": &c.Platforms.Telegram.Common, "DISCORD": &c.Platforms.Discord.Common,
 		"SLACK": &c.Platforms.Slack.Common, "LOCAL": &c.Platforms.Local.Common,
+		"WHATSAPP": &c.Platforms.WhatsApp.Common,
 	} {
 		if v := get(name + "_ALLOWED_USERS"); v != "" {
 			p.AllowedUsers = splitList(v)
@@ -399,6 +405,9 @@ func collectSecrets(c *Config, get func(string) string) map[string]string {
 	add("platforms.slack.signing_secret", c.Platforms.Slack.SigningSecret)
 	add("platforms.telegram.webhook_secret", c.Platforms.Telegram.WebhookSecret)
 	add("platforms.webhook.secret", c.Platforms.Webhook.Secret)
+	add("platforms.whatsapp.access_token", c.Platforms.WhatsApp.AccessToken)
+	add("platforms.whatsapp.verify_token", c.Platforms.WhatsApp.VerifyToken)
+	add("platforms.whatsapp.app_secret", c.Platforms.WhatsApp.AppSecret)
 	for name, r := range c.Platforms.Webhook.Routes {
 		add("platforms.webhook.routes."+name+".secret", r.Secret)
 	}

@@ -44,17 +44,11 @@ func toMrkdwn(md string) string {
 }
 
 func convertLine(line string) string {
+	if indent, h, ok := adapters.Heading(line); ok {
+		return indent + "*" + strings.Trim(inline(h), "*") + "*"
+	}
 	trimmed := strings.TrimLeft(line, " ")
 	indent := line[:len(line)-len(trimmed)]
-	n := 0
-	for n < len(trimmed) && n < 6 && trimmed[n] == '#' {
-		n++
-	}
-	if n > 0 && n < len(trimmed) && trimmed[n] == ' ' {
-		if h := strings.TrimSpace(trimmed[n:]); h != "" {
-			return indent + "*" + strings.Trim(inline(h), "*") + "*"
-		}
-	}
 	if strings.HasPrefix(trimmed, "* ") || strings.HasPrefix(trimmed, "- ") {
 		return indent + "• " + inline(trimmed[2:])
 	}
