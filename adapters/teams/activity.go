@@ -127,10 +127,12 @@ func decodeActivity(body []byte) (*activity, error) {
 
 // splitConversation splits a channel thread's conversation id
 // ("19:x@thread.tacv2;messageid=123") into the channel's id and the
-// thread's root message id.
+// thread's root message id. An id whose suffix names no message is a
+// chat of its own, so that joinConversation gives the id back.
 func splitConversation(id string) (chat, thread string) {
-	if i := strings.Index(id, ";messageid="); i >= 0 {
-		return id[:i], id[i+len(";messageid="):]
+	const sep = ";messageid="
+	if i := strings.Index(id, sep); i >= 0 && i+len(sep) < len(id) {
+		return id[:i], id[i+len(sep):]
 	}
 	return id, ""
 }

@@ -64,6 +64,10 @@ type Activity struct {
 	ReplyToID                string
 	// Attachments are the activity's attachments, as sent.
 	Attachments []Attachment
+	// Edits and Deleted are set by Sent: how many times the message was
+	// updated, and whether it was deleted.
+	Edits   int
+	Deleted bool
 }
 
 // Attachment is an activity attachment.
@@ -227,23 +231,11 @@ func (s *Server) connector(w http.ResponseWriter, r *http.Request) {
 	activityID := strings.TrimPrefix(tail, "/")
 	tok := strings.TrimPrefix(r.Header.Get("Authorization"), "Bearer ")
 	s.mu.Lock()
-	s.calls++
 	exp, known := s.tokens[tok]
-	limited := false
-	if s.limitNext > 0 {
-		s.limitNext--
-		limited = true
-	}
 	s.mu.Unlock()
 	if !known || time.Now().After(exp) {
 		w.WriteHeader(http.StatusUnauthorized)
 		writeJSON(w, map[string]any{"error": map[string]string{"code": "Unauthorized", "message": "bad token"}})
-		return
-	}
-	if limited {
-		w.Header().Set("Retry-After", strconv.Itoa(s.limitAfter))
-		w.WriteHeader(http.StatusTooManyRequests)
-		writeJSON(w, map[string]any{"error": map[string]string{"code": "TooManyRequests", "message": "slow down"}})
 		return
 	}
 	var body struct {
@@ -259,6 +251,24 @@ func (s *Server) connector(w http.ResponseWriter, r *http.Request) {
 			writeJSON(w, map[string]any{"error": map[string]string{"code": "BadArgument", "message": err.Error()}})
 			return
 		}
+	}
+	// rate limits and the call count apply to new messages (typing
+	// indicators and updates come and go with timing)
+	limited, after := false, 0
+	if r.Method == http.MethodPost && body.Type == "message" {
+		s.mu.Lock()
+		s.calls++
+		if s.limitNext > 0 {
+			s.limitNext--
+			limited, after = true, s.limitAfter
+		}
+		s.mu.Unlock()
+	}
+	if limited {
+		w.Header().Set("Retry-After", strconv.Itoa(after))
+		w.WriteHeader(http.StatusTooManyRequests)
+		writeJSON(w, map[string]any{"error": map[string]string{"code": "TooManyRequests", "message": "slow down"}})
+		return
 	}
 	s.mu.Lock()
 	if r.Method == http.MethodPost && activityID == "" {
@@ -277,8 +287,8 @@ func (s *Server) connector(w http.ResponseWriter, r *http.Request) {
 	writeJSON(w, map[string]string{"id": activityID})
 }
 
-// RateLimitNext answers the next n Connector calls 429 with Retry-After
-// seconds.
+// RateLimitNext answers the next n new messages the bot posts 429 with
+// Retry-After seconds.
 func (s *Server) RateLimitNext(n, retryAfter int) {
 	s.mu.Lock()
 	s.limitNext, s.limitAfter = n, retryAfter
@@ -293,15 +303,53 @@ func (s *Server) Activities() []Activity {
 	return append([]Activity{}, s.activities...)
 }
 
-// Sent returns the message activities the bot posted, in order.
+// Sent returns the messages the bot posted, in order, as a user sees
+// them now: with the text and attachments of their last update, and
+// without those it deleted. Edits counts each one's updates.
 func (s *Server) Sent() []Activity {
 	var out []Activity
+	at := map[string]int{}
 	for _, a := range s.Activities() {
-		if a.Method == http.MethodPost && a.Type == "message" {
+		switch i, ok := at[a.ActivityID]; {
+		case a.Method == http.MethodPost && a.Type == "message":
+			at[a.ActivityID] = len(out)
 			out = append(out, a)
+		case a.Method == http.MethodPut && ok:
+			out[i].Text, out[i].TextFormat, out[i].Attachments = a.Text, a.TextFormat, a.Attachments
+			out[i].Edits++
+		case a.Method == http.MethodDelete && ok:
+			out[i].Deleted = true
 		}
 	}
-	return out
+	kept := out[:0]
+	for _, a := range out {
+		if !a.Deleted {
+			kept = append(kept, a)
+		}
+	}
+	return kept
+}
+
+// WaitFor waits until done holds for the messages Sent returns, and
+// returns them.
+func (s *Server) WaitFor(ctx context.Context, done func(sent []Activity) bool) ([]Activity, error) {
+	return s.wait(ctx, func() ([]Activity, bool) { got := s.Sent(); return got, done(got) })
+}
+
+// WaitText waits until a message the bot sent reads substr and returns
+// it.
+func (s *Server) WaitText(ctx context.Context, substr string) (Activity, error) {
+	var found Activity
+	_, err := s.WaitFor(ctx, func(sent []Activity) bool {
+		for _, a := range sent {
+			if strings.Contains(a.Text, substr) {
+				found = a
+				return true
+			}
+		}
+		return false
+	})
+	return found, err
 }
 
 // Updates returns the activity updates (PUT), in order.
@@ -315,7 +363,7 @@ func (s *Server) Updates() []Activity {
 	return out
 }
 
-// Calls is how many requests reached the Connector (429s included).
+// Calls is how many new messages the bot tried to post (429s included).
 func (s *Server) Calls() int {
 	s.mu.Lock()
 	defer s.mu.Unlock()
