@@ -4,13 +4,11 @@ import (
 	"context"
 	"os"
 	"path/filepath"
-	"regexp"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/heraldgw/herald/adapters/telegram/telegramtest"
-	"github.com/heraldgw/herald/agent/agenttest"
 	"github.com/heraldgw/herald/cmd/cmdtest"
 )
 
@@ -24,18 +22,7 @@ import (
 // button after a new approval started does nothing.
 func TestApprovalButtonsOnTelegram(t *testing.T) {
 	home, work := t.TempDir(), t.TempDir()
-	clean := regexp.MustCompile(`clean (\w+)`)
-	model := agenttest.New(t)
-	model.Default = agenttest.Reply{Func: func(req *agenttest.Request) agenttest.Reply {
-		if last := req.LastMessage(); last.Role == "tool" {
-			return agenttest.Reply{Content: "result: " + last.Content}
-		}
-		if m := clean.FindStringSubmatch(req.UserText()); m != nil {
-			cmd := "mkdir -p junk && rm -rf junk && echo " + m[1] + " >> ran.log && echo cleaned-" + m[1]
-			return agenttest.Reply{ToolCalls: []agenttest.ToolCall{{ID: "call_" + m[1], Name: "terminal", Args: `{"command":"` + cmd + `"}`}}}
-		}
-		return agenttest.Reply{Content: "nothing to clean"}
-	}}
+	model := cleaningModel(t)
 	tg := telegramtest.New(telegramtest.Options{MaxPoll: time.Second})
 	t.Cleanup(tg.Close)
 	cfg := "agent:\n  workdir: " + work + "\nplatforms:\n  telegram:\n    api_endpoint: " + tg.Endpoint() +

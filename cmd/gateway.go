@@ -26,6 +26,11 @@ type platformBuilder func(a *app) (ad adapters.Adapter, ok bool, err error)
 
 var platformBuilders []platformBuilder
 
+// platformAuths give the allowlists and group manners of platforms that
+// add themselves in their own file (as platformBuilders do); the
+// built-in platforms' are in gatewayConfig.
+var platformAuths []func(c *config.Config) (herald.Platform, config.Common, gateway.GroupManners)
+
 // gatewayHooks are started with the gateway after the registry exists
 // (directory hooks, shell hooks, BOOT.md, cron); each returns a stop
 // function. Files register them in init.
@@ -203,6 +208,10 @@ func gatewayConfig(a *app, ads []adapters.Adapter) gateway.Config {
 	add(herald.PlatformCLI, config.Common{}, true, gateway.GroupManners{})
 	// each route authenticates its sender by signature
 	add(webhook.Platform, config.Common{}, true, gateway.GroupManners{})
+	for _, pa := range platformAuths {
+		p, cm, gm := pa(c)
+		add(p, cm, false, gm)
+	}
 	media := gateway.MediaConfig{Dir: filepath.Join(a.home, "media"), MaxBytes: c.Media.MaxBytes, SendPaths: a.sendPaths}
 	if ep, ok := c.STTEndpoint(); ok {
 		media.Transcriber = agent.NewTranscriber(ep.BaseURL, ep.APIKey, ep.Model, nil)

@@ -162,6 +162,7 @@ type Platforms struct {
 	Discord  Discord  `yaml:"discord"`
 	Slack    Slack    `yaml:"slack"`
 	Webhook  Webhook  `yaml:"webhook"`
+	Teams    Teams    `yaml:"teams"`
 }
 
 // Common is what every platform shares.
@@ -257,6 +258,21 @@ type Slack struct {
 	// the channel it was typed in, the default) or ephemeral (shown only
 	// to the user who typed it).
 	SlashReplies string `yaml:"slash_replies"`
+}
+
+// Teams settings (the Bot Framework). The credentials come from
+// MICROSOFT_APP_ID, MICROSOFT_APP_PASSWORD and MICROSOFT_APP_TENANT_ID;
+// activities arrive at /api/messages on the inbound listener.
+type Teams struct {
+	Common      `yaml:",inline"`
+	Enabled     *bool  `yaml:"enabled"`
+	AppID       string `yaml:"app_id"`
+	AppPassword string `yaml:"app_password"`
+	TenantID    string `yaml:"tenant_id"`
+	// OpenIDMetadataURL and TokenURL replace Microsoft's documented
+	// endpoints (for tests; empty uses them).
+	OpenIDMetadataURL string `yaml:"openid_metadata_url"`
+	TokenURL          string `yaml:"token_url"`
 }
 
 // Inbound is the shared listener of the endpoints that face the internet

@@ -321,12 +321,16 @@ func applyEnv(c *Config, get func(string) string) {
 	set(&c.Platforms.Slack.SigningSecret, "SLACK_SIGNING_SECRET")
 	set(&c.Platforms.Telegram.WebhookSecret, "TELEGRAM_WEBHOOK_SECRET")
 	set(&c.Platforms.Discord.AllowBots, "DISCORD_ALLOW_BOTS")
+	set(&c.Platforms.Teams.AppID, "MICROSOFT_APP_ID")
+	set(&c.Platforms.Teams.AppPassword, "MICROSOFT_APP_PASSWORD")
+	set(&c.Platforms.Teams.TenantID, "MICROSOFT_APP_TENANT_ID")
 	if v := get("HERALD_GATEWAY_BUSY_INPUT_MODE"); v != "" {
 		c.BusyInputMode = v
 	}
 	for name, p := range map[string]*Common{
 		"TELEGRAM": &c.Platforms.Telegram.Common, "DISCORD": &c.Platforms.Discord.Common,
 		"SLACK": &c.Platforms.Slack.Common, "LOCAL": &c.Platforms.Local.Common,
+		"TEAMS": &c.Platforms.Teams.Common,
 	} {
 		if v := get(name + "_ALLOWED_USERS"); v != "" {
 			p.AllowedUsers = splitList(v)
@@ -399,6 +403,7 @@ func collectSecrets(c *Config, get func(string) string) map[string]string {
 	add("platforms.slack.signing_secret", c.Platforms.Slack.SigningSecret)
 	add("platforms.telegram.webhook_secret", c.Platforms.Telegram.WebhookSecret)
 	add("platforms.webhook.secret", c.Platforms.Webhook.Secret)
+	add("platforms.teams.app_password", c.Platforms.Teams.AppPassword)
 	for name, r := range c.Platforms.Webhook.Routes {
 		add("platforms.webhook.routes."+name+".secret", r.Secret)
 	}
