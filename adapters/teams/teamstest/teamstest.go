@@ -115,6 +115,7 @@ type Server struct {
 	activities    []Activity
 	tokens        map[string]time.Time
 	tokenRequests int
+	keyFetches    int
 	calls         int
 	limitNext     int
 	limitAfter    int
@@ -187,6 +188,9 @@ func (s *Server) metadata(w http.ResponseWriter, r *http.Request) {
 }
 
 func (s *Server) jwks(w http.ResponseWriter, r *http.Request) {
+	s.mu.Lock()
+	s.keyFetches++
+	s.mu.Unlock()
 	pub := s.key.PublicKey
 	writeJSON(w, map[string]any{"keys": []map[string]any{{
 		"kty": "RSA", "use": "sig", "kid": s.kid,
@@ -370,6 +374,13 @@ func (s *Server) Calls() int {
 	return s.calls
 }
 
+// KeyFetches is how many times the JWKS was read.
+func (s *Server) KeyFetches() int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.keyFetches
+}
+
 // TokenRequests is how many times the token endpoint was asked.
 func (s *Server) TokenRequests() int {
 	s.mu.Lock()
@@ -422,6 +433,8 @@ type Signing struct {
 	ServiceURL string
 	// Unsigned sends no Authorization header.
 	Unsigned bool
+	// KeyID replaces the key id in the token's header.
+	KeyID string
 }
 
 // Token makes a Bearer token for an activity with serviceURL.
@@ -445,6 +458,9 @@ func (s *Server) Token(serviceURL string, sg Signing) string {
 	}
 	t := jwt.NewWithClaims(jwt.SigningMethodRS256, c)
 	t.Header["kid"] = s.kid
+	if sg.KeyID != "" {
+		t.Header["kid"] = sg.KeyID
+	}
 	key := s.key
 	if sg.WrongKey {
 		key = s.bad
