@@ -174,7 +174,7 @@ func TestDMReachesAgentAndReplyArrives(t *testing.T) {
 		t.Fatal(err)
 	}
 	s := sent[0]
-	if s.Conversation != "a:29:ann" || !strings.Contains(s.Text, "hello over teams") || s.TextFormat != "markdown" {
+	if s.Conversation != "a:29:ann" || !strings.Contains(s.Text, "hello over teams") || s.TextFormat != "markdown" || s.ReplyToID != "act-1" {
 		t.Errorf("reply = %+v", s)
 	}
 	if n := b.fake.TokenRequests(); n != 1 {
@@ -472,5 +472,22 @@ func TestButtonsAsAdaptiveCard(t *testing.T) {
 	// a conversation no validated activity named is not called
 	if _, err := b.ad.Send(ctxT(t), herald.Target{Platform: teams.Platform, ChatID: "a:29:nobody"}, adapters.Outgoing{Text: "x"}); err == nil || !strings.Contains(err.Error(), "serviceUrl") {
 		t.Errorf("send to an unknown conversation: %v", err)
+	}
+}
+
+func TestGroupChatFollowsRequireMention(t *testing.T) {
+	b := startBot(t, agent.Echo{})
+	const chat = "19:group-1@thread.v2"
+	b.send(b.fake.GroupMessage("act-g1", chat, ann, "between us", false))
+	b.send(b.fake.GroupMessage("act-g2", chat, ann, "now you", true))
+	s, err := b.fake.WaitText(ctxT(t), "now you")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if s.Conversation != chat || strings.Contains(s.Text, "<at>") {
+		t.Errorf("reply = %+v", s)
+	}
+	if n := len(b.fake.Sent()); n != 1 {
+		t.Errorf("%d messages, want 1 (the unmentioned message is not answered): %+v", n, b.fake.Sent())
 	}
 }

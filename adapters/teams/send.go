@@ -24,7 +24,12 @@ import (
 // Send implements adapters.Adapter.
 func (a *Adapter) Send(ctx context.Context, to herald.Target, m adapters.Outgoing) (adapters.Sent, error) {
 	act := a.textActivity(m.Text, m.Plain)
+	// replyToId ties an answer to the activity it answers (Teams threads
+	// it under a channel message; elsewhere it is bookkeeping)
 	act.ReplyToID = m.ReplyTo
+	if act.ReplyToID == "" {
+		act.ReplyToID = m.Cause
+	}
 	if len(m.Buttons) > 0 {
 		act.Attachments = []attachment{buttonCard(m.Buttons)}
 	}
