@@ -491,3 +491,23 @@ func TestGroupChatFollowsRequireMention(t *testing.T) {
 		t.Errorf("%d messages, want 1 (the unmentioned message is not answered): %+v", n, b.fake.Sent())
 	}
 }
+
+// An Action.Execute press arrives as an adaptiveCard/action invoke; the
+// gateway's answer is the invoke's response, shown to the presser.
+func TestInvokePressAnsweredInResponse(t *testing.T) {
+	b := startBot(t, agent.Echo{})
+	act := b.fake.DM("act-inv", ann, "")
+	delete(act, "text")
+	act["type"], act["name"] = "invoke", "adaptiveCard/action"
+	act["value"] = map[string]any{"action": map[string]any{"type": "Action.Execute", "data": map[string]string{"herald_button": "ap:0123456789abcdef:once"}}}
+	code, body, err := b.fake.Post(ctxT(t), b.url, act, teamstest.Signing{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if code != http.StatusOK || !strings.Contains(string(body), `"statusCode":200`) || !strings.Contains(string(body), strings.TrimSuffix(gateway.StaleApprovalText, ".")) {
+		t.Errorf("invoke answered %d %s", code, body)
+	}
+	if n := len(b.fake.Sent()); n != 0 {
+		t.Errorf("%d messages sent for an invoke", n)
+	}
+}
