@@ -163,6 +163,7 @@ type Platforms struct {
 	Slack    Slack    `yaml:"slack"`
 	Webhook  Webhook  `yaml:"webhook"`
 	WhatsApp WhatsApp `yaml:"whatsapp"`
+	Teams    Teams    `yaml:"teams"`
 }
 
 // Common is what every platform shares.
@@ -274,6 +275,21 @@ type WhatsApp struct {
 	// APIBase is the Graph API with its version (default
 	// https://graph.facebook.com/v21.0).
 	APIBase string `yaml:"api_base"`
+}
+
+// Teams settings (the Bot Framework). The credentials come from
+// MICROSOFT_APP_ID, MICROSOFT_APP_PASSWORD and MICROSOFT_APP_TENANT_ID;
+// activities arrive at /api/messages on the inbound listener.
+type Teams struct {
+	Common      `yaml:",inline"`
+	Enabled     *bool  `yaml:"enabled"`
+	AppID       string `yaml:"app_id"`
+	AppPassword string `yaml:"app_password"`
+	TenantID    string `yaml:"tenant_id"`
+	// OpenIDMetadataURL and TokenURL replace Microsoft's documented
+	// endpoints (for tests; empty uses them).
+	OpenIDMetadataURL string `yaml:"openid_metadata_url"`
+	TokenURL          string `yaml:"token_url"`
 }
 
 // Inbound is the shared listener of the endpoints that face the internet

@@ -326,6 +326,9 @@ func applyEnv(c *Config, get func(string) string) {
 	set(&wa.PhoneNumberID, "WHATSAPP_PHONE_NUMBER_ID", "WHATSAPP_CLOUD_PHONE_NUMBER_ID")
 	set(&wa.VerifyToken, "WHATSAPP_VERIFY_TOKEN", "WHATSAPP_CLOUD_VERIFY_TOKEN")
 	set(&wa.AppSecret, "WHATSAPP_APP_SECRET", "WHATSAPP_CLOUD_APP_SECRET")
+	set(&c.Platforms.Teams.AppID, "MICROSOFT_APP_ID")
+	set(&c.Platforms.Teams.AppPassword, "MICROSOFT_APP_PASSWORD")
+	set(&c.Platforms.Teams.TenantID, "MICROSOFT_APP_TENANT_ID")
 	if v := get("HERALD_GATEWAY_BUSY_INPUT_MODE"); v != "" {
 		c.BusyInputMode = v
 	}
@@ -333,6 +336,7 @@ func applyEnv(c *Config, get func(string) string) {
 		"TELEGRAM": &c.Platforms.Telegram.Common, "DISCORD": &c.Platforms.Discord.Common,
 		"SLACK": &c.Platforms.Slack.Common, "LOCAL": &c.Platforms.Local.Common,
 		"WHATSAPP": &c.Platforms.WhatsApp.Common,
+		"TEAMS":    &c.Platforms.Teams.Common,
 	} {
 		if v := get(name + "_ALLOWED_USERS"); v != "" {
 			p.AllowedUsers = splitList(v)
@@ -408,6 +412,7 @@ func collectSecrets(c *Config, get func(string) string) map[string]string {
 	add("platforms.whatsapp.access_token", c.Platforms.WhatsApp.AccessToken)
 	add("platforms.whatsapp.verify_token", c.Platforms.WhatsApp.VerifyToken)
 	add("platforms.whatsapp.app_secret", c.Platforms.WhatsApp.AppSecret)
+	add("platforms.teams.app_password", c.Platforms.Teams.AppPassword)
 	for name, r := range c.Platforms.Webhook.Routes {
 		add("platforms.webhook.routes."+name+".secret", r.Secret)
 	}
