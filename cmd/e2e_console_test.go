@@ -25,6 +25,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/chromedp/cdproto/emulation"
 	"github.com/chromedp/cdproto/page"
 	"github.com/chromedp/chromedp"
 	"github.com/chromedp/chromedp/kb"
@@ -57,6 +58,7 @@ func startBrowser() {
 	path := chromiumPath()
 	if path == "" {
 		browser.skip = "BROWSER TESTS SKIPPED: no Chromium found (install Debian's chromium, as scripts/test does, or set HERALD_CHROMIUM)"
+		fmt.Fprintln(os.Stderr, browser.skip)
 		return
 	}
 	opts := append(chromedp.DefaultExecAllocatorOptions[:], chromedp.ExecPath(path), chromedp.WindowSize(1280, 860))
@@ -70,6 +72,7 @@ func startBrowser() {
 		cancelCtx()
 		cancelAlloc()
 		browser.skip = fmt.Sprintf("BROWSER TESTS SKIPPED: %s does not start: %v", path, err)
+		fmt.Fprintln(os.Stderr, browser.skip)
 		return
 	}
 	browser.ctx = ctx
@@ -275,4 +278,112 @@ func TestConsoleSessionsAndHooks(t *testing.T) {
 	c.wait("the hooks tab", `!document.querySelector('.tab[data-view="hooks"]').hidden`)
 	c.do("open hooks", chromedp.Click(chromedp.CSS(`.tab[data-view="hooks"]`)))
 	c.wait("the shell hook", `[...document.querySelectorAll('#hooks .hook-event[data-event="pre_llm_call"] .hook')].some(h => h.textContent.includes('/bin/true') && h.textContent.includes('shell'))`)
+}
+
+// A turn that waits on an approval, answered by typing (which works on
+// every gateway): the chat shows the turn working, the prompt's command
+// as a code block (no literal fences), the terminal call as a card with
+// its arguments and result once approved; Esc stops a turn that waits.
+func TestConsoleWorkingToolCardAndStop(t *testing.T) {
+	home, work := t.TempDir(), t.TempDir()
+	if err := os.WriteFile(filepath.Join(home, "config.yaml"), []byte("agent:\n  workdir: "+work+"\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	g := cmdtest.Start(t, cmdtest.Options{Home: home})
+	c := openConsole(t, g)
+
+	c.say("run: rm -rf ./x")
+	c.wait("the approval prompt", botSays("needs your approval"))
+	c.wait("the working state", `(() => { const w = document.getElementById('working'); return !w.hidden && /working… \d+s/.test(w.textContent); })()`)
+	if !c.eval(`[...document.querySelectorAll('#messages .msg.bot pre code')].some(c => c.textContent === 'rm -rf ./x') && ![...document.querySelectorAll('#messages .msg.bot')].some(m => m.textContent.includes('` + "```" + `'))`) {
+		t.Fatal("the prompt's command is not a code block")
+	}
+	c.say("/approve")
+	c.wait("the terminal card with its result", `[...document.querySelectorAll('#messages details.tool.done')].some(d =>
+		d.querySelector('.tool-name').textContent.includes('terminal') && d.querySelector('.tool-args').textContent.includes('rm -rf ./x') &&
+		d.querySelector('.tool-result').textContent !== '…' && /✓/.test(d.querySelector('.tool-state').textContent))`)
+	c.wait("the reply after the command", botSays("the command returned"))
+	c.wait("the turn over", `document.getElementById('working').hidden`)
+
+	// Esc sends /stop while a turn runs
+	c.say("run: rm -rf ./y")
+	c.wait("the second prompt", `document.querySelectorAll('#messages .msg.bot .body').length > 0 && [...document.querySelectorAll('#messages .msg.bot pre code')].some(c => c.textContent === 'rm -rf ./y')`)
+	c.wait("the working state", `!document.getElementById('working').hidden`)
+	c.do("press Esc", chromedp.KeyEvent(kb.Escape))
+	c.wait("/stop sent", `[...document.querySelectorAll('#messages .msg.me')].some(m => m.textContent.includes('/stop'))`)
+	c.wait("the turn stopped", `document.getElementById('working').hidden`)
+}
+
+// TestConsoleScreenshots takes a screenshot of each view into the
+// directory HERALD_SCREENSHOTS names (scripts/screenshots runs it for
+// docs/console/); without it, it skips.
+func TestConsoleScreenshots(t *testing.T) {
+	dir := os.Getenv("HERALD_SCREENSHOTS")
+	if dir == "" {
+		t.Skip("set HERALD_SCREENSHOTS to a directory (scripts/screenshots does) to take the console's screenshots")
+	}
+	home, work := t.TempDir(), t.TempDir()
+	hook := filepath.Join(home, "add-context.sh")
+	script := "#!/bin/sh\ncat >/dev/null\necho '{\"context\": \"The repository is clean.\"}'\n"
+	if err := os.WriteFile(hook, []byte(script), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	cfg := "agent:\n  workdir: " + work + "\nhooks:\n  pre_llm_call:\n    - command: \"" + hook + "\"\n  pre_tool_call:\n    - matcher: \"terminal\"\n      command: \"/bin/true\"\n"
+	if err := os.WriteFile(filepath.Join(home, "config.yaml"), []byte(cfg), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(work, "notes.txt"), []byte("hello\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	g := cmdtest.Start(t, cmdtest.Options{Home: home, Args: []string{"--accept-hooks"}})
+	c := openConsole(t, g)
+	c.do("set the viewport", chromedp.Func(func(ctx context.Context, tg *chromedp.Target) error {
+		_, err := chromedp.Call(ctx, emulation.SetDeviceMetricsOverride, emulation.SetDeviceMetricsOverrideParams{Width: 1200, Height: 820, DeviceScaleFactor: 1})
+		return err
+	}))
+	shot := func(name string) {
+		t.Helper()
+		png, err := chromedp.Run(c.ctx, chromedp.CaptureScreenshot())
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(dir, name+".png"), png, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+
+	c.say("hi")
+	c.wait("the echo reply", botSays("offline] hi"))
+	rich := "Markdown is **rendered**, `inline code` too:\n- a list\n- [a link](https://example.com)\n```\nfenced code\n```\n<img src=x onerror=alert(1)> stays text."
+	c.do("send Markdown", chromedp.SetValue(chromedp.ID("input"), rich), chromedp.Click(chromedp.ID("send")))
+	c.wait("the Markdown reply", botSays("stays text"))
+	c.say("run: ls")
+	c.wait("the tool card", `document.querySelector('#messages details.tool.done') !== null`)
+	c.wait("the reply after the command", botSays("the command returned"))
+	c.do("open the tool card", chromedp.Click(chromedp.CSS(`#messages details.tool.done summary`)))
+	shot("chat")
+
+	c.do("open the trace", chromedp.Click(chromedp.CSS(`.tab[data-view="trace"]`)))
+	c.wait("pre_tool_call in the trace", `[...document.querySelectorAll('#trace .trace-row')].some(r => r.dataset.event === 'pre_tool_call')`)
+	c.do("open a row", chromedp.Click(chromedp.JSPath(`[...document.querySelectorAll('#trace .trace-row')].find(r => r.dataset.event === 'pre_tool_call').querySelector('summary')`)))
+	shot("trace")
+
+	if c.eval(`!document.querySelector('.tab[data-view="sessions"]').hidden`) {
+		c.do("open sessions", chromedp.Click(chromedp.CSS(`.tab[data-view="sessions"]`)))
+		c.wait("the chat in the list", `document.querySelector('#sessions tbody tr') !== null`)
+		c.do("open the session", chromedp.Click(chromedp.CSS(`#sessions tbody tr`)))
+		c.wait("the transcript", `document.getElementById('transcript').childElementCount > 0`)
+		shot("sessions")
+	} else {
+		t.Log("no sessions view on this gateway: sessions.png not taken")
+	}
+	if c.eval(`!document.querySelector('.tab[data-view="hooks"]').hidden`) {
+		c.do("open hooks", chromedp.Click(chromedp.CSS(`.tab[data-view="hooks"]`)))
+		c.wait("a hook", `document.querySelector('#hooks .hook button') !== null`)
+		c.do("test it", chromedp.Click(chromedp.CSS(`#hooks .hook button`)))
+		c.wait("its answer", `document.querySelector('#hooks .hook-result') !== null`)
+		shot("hooks")
+	} else {
+		t.Log("no hooks view on this gateway: hooks.png not taken")
+	}
 }

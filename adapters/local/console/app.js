@@ -131,7 +131,7 @@ function append(node) {
 function userMessage(text, files = []) {
   const body = el('div', { class: 'body' });
   body.append(render(text));
-  for (const f of files) body.append(el('div', { class: 'attachment', text: '📎 ' + f }));
+  for (const f of files) body.append(el('div', { class: 'attachment', text: 'attached: ' + f }));
   return append(el('div', { class: 'msg me' }, el('div', { class: 'who', text: 'you' }), body));
 }
 
@@ -186,7 +186,7 @@ async function press(node, id, button, row) {
 
 // a file the agent sent: downloaded with the token, saved under its name
 function fileLink(f) {
-  const a = el('a', { href: '#', class: 'file', text: `📎 ${f.name} (${f.size} bytes)` });
+  const a = el('a', { href: '#', class: 'file', text: `file: ${f.name} (${f.size} bytes)` });
   a.addEventListener('click', async (e) => {
     e.preventDefault();
     try {
@@ -214,7 +214,7 @@ function toolCard(id, name, args) {
   if (card) return card;
   card = el('details', { class: 'tool running' });
   card.append(
-    el('summary', {}, el('span', { class: 'tool-name', text: '🔧 ' + (name || 'tool') }), el('span', { class: 'tool-state', text: 'running…' })),
+    el('summary', {}, el('span', { class: 'tool-name', text: name || 'tool' }), el('span', { class: 'tool-state', text: 'running…' })),
     el('div', { class: 'tool-label', text: 'Arguments' }),
     el('pre', { class: 'tool-args', text: pretty(args) }),
     el('div', { class: 'tool-label', text: 'Result' }),
@@ -577,9 +577,16 @@ function traceNote(text) {
   traceList.prepend(el('li', { class: 'trace-note', text }));
 }
 
-// chatOf names the chat (or session) a payload belongs to.
+// sessionChats maps a session id to its chat, learnt from the payloads
+// that carry both (agent:start …), so that the trace's chat filter finds
+// the points whose payload names only the session.
+const sessionChats = new Map();
+
+// chatOf names the chat (or, when unknown, the session) a payload
+// belongs to.
 function chatOf(c) {
-  return c.chat_id || c.session_id || c.session_key || '';
+  if (c.chat_id && c.session_id) sessionChats.set(c.session_id, c.chat_id);
+  return c.chat_id || sessionChats.get(c.session_id) || c.session_id || c.session_key || '';
 }
 
 function summary(name, c) {
@@ -597,12 +604,13 @@ function trace(name, c, id) {
   }
   const at = c.at || (id ? '' : '');
   const when = new Date().toLocaleTimeString();
-  const row = el('li', { class: 'trace-row', 'data-event': name, 'data-chat': chatOf(c) + ' ' + (c.session_id || '') });
+  const chatID = chatOf(c);
+  const row = el('li', { class: 'trace-row', 'data-event': name, 'data-chat': chatID + ' ' + (c.session_id || '') });
   const details = el('details');
   const sum = el('summary', {},
     el('time', { text: when, title: at || '' }),
     el('span', { class: 'ev', text: name }),
-    el('span', { class: 'chat', text: chatOf(c) }),
+    el('span', { class: 'chat', text: chatID, title: c.session_id || '' }),
     el('span', { class: 'sum', text: String(summary(name, c)).slice(0, 120) }),
     el('span', { class: 'outcomes' }));
   details.append(sum, el('pre', { class: 'payload', text: JSON.stringify(c, null, 2) }), el('div', { class: 'attachments' }));
