@@ -14,8 +14,10 @@ package cmd_test
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"net/http"
+	"net/http/httptest"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -30,6 +32,7 @@ import (
 	"github.com/chromedp/chromedp"
 	"github.com/chromedp/chromedp/kb"
 
+	"github.com/heraldgw/herald/adapters/local"
 	"github.com/heraldgw/herald/cmd/cmdtest"
 )
 
@@ -94,10 +97,9 @@ type consoleTab struct {
 	dialogs atomic.Int32
 }
 
-// openConsole opens the console on g in a new tab, enters the token and
-// waits until the page has loaded its history and its event stream is
-// live.
-func openConsole(t *testing.T, g *cmdtest.Gateway) *consoleTab {
+// newTab opens a tab of the shared browser, or skips the test when there
+// is no browser.
+func newTab(t *testing.T) *consoleTab {
 	t.Helper()
 	browser.once.Do(startBrowser)
 	if browser.skip != "" {
@@ -107,7 +109,7 @@ func openConsole(t *testing.T, g *cmdtest.Gateway) *consoleTab {
 	t.Cleanup(cancelTab)
 	ctx, cancel := context.WithTimeout(tab, 2*time.Minute)
 	t.Cleanup(cancel)
-	c := &consoleTab{t: t, g: g, ctx: ctx}
+	c := &consoleTab{t: t, ctx: ctx}
 	// an alert would block the page: count it and close it
 	if err := chromedp.Listen(ctx, func(ev any) {
 		if _, ok := ev.(*page.EventJavascriptDialogOpening); ok {
@@ -117,6 +119,16 @@ func openConsole(t *testing.T, g *cmdtest.Gateway) *consoleTab {
 	}); err != nil {
 		t.Fatal(err)
 	}
+	return c
+}
+
+// openConsole opens the console on g in a new tab, enters the token and
+// waits until the page has loaded its history and its event stream is
+// live.
+func openConsole(t *testing.T, g *cmdtest.Gateway) *consoleTab {
+	t.Helper()
+	c := newTab(t)
+	c.g = g
 	c.do("open the console",
 		chromedp.Navigate("http://"+g.Addr+"/"),
 		chromedp.WaitVisible(chromedp.ID("token")),
@@ -129,7 +141,7 @@ func openConsole(t *testing.T, g *cmdtest.Gateway) *consoleTab {
 func (c *consoleTab) do(what string, steps ...chromedp.Action[chromedp.Void]) {
 	c.t.Helper()
 	if err := chromedp.Do(c.ctx, steps...); err != nil {
-		c.t.Fatalf("%s: %v\ngateway log:\n%s", what, err, c.g.Log())
+		c.t.Fatalf("%s: %v%s", what, err, c.gatewayLog())
 	}
 }
 
@@ -137,8 +149,15 @@ func (c *consoleTab) do(what string, steps ...chromedp.Action[chromedp.Void]) {
 func (c *consoleTab) wait(what, cond string) {
 	c.t.Helper()
 	if _, err := chromedp.Run(c.ctx, chromedp.Poll[bool](cond, chromedp.WithPollingTimeout(90*time.Second), chromedp.WithPollingInterval(50*time.Millisecond))); err != nil {
-		c.t.Fatalf("waiting for %s (%s): %v\ngateway log:\n%s", what, cond, err, c.g.Log())
+		c.t.Fatalf("waiting for %s (%s): %v%s", what, cond, err, c.gatewayLog())
 	}
+}
+
+func (c *consoleTab) gatewayLog() string {
+	if c.g == nil {
+		return ""
+	}
+	return "\ngateway log:\n" + c.g.Log()
 }
 
 func (c *consoleTab) eval(expr string) bool {
@@ -385,5 +404,85 @@ func TestConsoleScreenshots(t *testing.T) {
 		shot("hooks")
 	} else {
 		t.Log("no hooks view on this gateway: hooks.png not taken")
+	}
+}
+
+// The console's Markdown renderer (console/markdown.js) in the browser:
+// each form renders to the elements it should; text that looks like
+// markup stays text; links are kept only for http, https and mailto; and
+// for thousands of random mixtures of Markdown and markup the output
+// holds only the renderer's own elements and safe links.
+func TestConsoleMarkdown(t *testing.T) {
+	c := newTab(t)
+	srv := httptest.NewServer(local.New(local.Config{Token: "t"}).Handler(nil))
+	t.Cleanup(srv.Close)
+	c.do("open the page", chromedp.Navigate(srv.URL+"/"), chromedp.WaitVisible(chromedp.ID("token")))
+	render := func(md string) string {
+		t.Helper()
+		in, _ := json.Marshal(md)
+		out, err := chromedp.Run(c.ctx, chromedp.Evaluate[string](fmt.Sprintf(`import('/console/markdown.js').then(m => {
+			const d = document.createElement('div'); d.append(m.render(%s)); return d.innerHTML; })`, in), chromedp.EvalAwaitPromise))
+		if err != nil {
+			t.Fatalf("render %q: %v", md, err)
+		}
+		return out
+	}
+	const rel = ` target="_blank" rel="noopener noreferrer nofollow"`
+	for _, tc := range []struct{ md, html string }{
+		{"plain", "<p>plain</p>"},
+		{"**b** *i* __b2__ _i2_ `c`", "<p><strong>b</strong> <em>i</em> <strong>b2</strong> <em>i2</em> <code>c</code></p>"},
+		{"a\nb", "<p>a<br>b</p>"},
+		{"snake_case_name and 2*3*4", "<p>snake_case_name and 2<em>3</em>4</p>"},
+		{"```go\nx := <b>\n\n  y\n```", `<pre><code data-lang="go">x := &lt;b&gt;` + "\n\n  y</code></pre>"},
+		{"```\nnever closed", "<pre><code>never closed</code></pre>"},
+		{"```js title=x\ny\n```\nafter", `<pre><code data-lang="js">y</code></pre><p>after</p>`},
+		{"```a`b", "<p>``<code>a</code>b</p>"},
+		{">>>>>>>>>> deep", strings.Repeat("<blockquote>", 8) + "<p>&gt;&gt; deep</p>" + strings.Repeat("</blockquote>", 8)},
+		{"`<script>alert(1)</script>`", "<p><code>&lt;script&gt;alert(1)&lt;/script&gt;</code></p>"},
+		{"- a\n- **b**\n  more", "<ul><li>a</li><li><strong>b</strong> more</li></ul>"},
+		{"2. a\n3. b", `<ol start="2"><li>a</li><li>b</li></ol>`},
+		{"# T\n###### six", "<h3>T</h3><h6>six</h6>"},
+		{"> q\n> r", "<blockquote><p>q<br>r</p></blockquote>"},
+		{"[x](https://e.com/a?b=1&c=2)", `<p><a href="https://e.com/a?b=1&amp;c=2"` + rel + `>x</a></p>`},
+		{"[**b**](mailto:a@b.c)", `<p><a href="mailto:a@b.c"` + rel + `><strong>b</strong></a></p>`},
+		{"see https://e.com/x.", `<p>see <a href="https://e.com/x"` + rel + `>https://e.com/x</a>.</p>`},
+		{"[x](javascript:alert(1))", "<p>[x](javascript:alert(1))</p>"},
+		{"[x](JaVaScRiPt:alert(1))", "<p>[x](JaVaScRiPt:alert(1))</p>"},
+		{"[x]( javascript:alert(1) )", "<p>[x]( javascript:alert(1) )</p>"},
+		{"[x](data:text/html;base64,PHNjcmlwdD4=)", "<p>[x](data:text/html;base64,PHNjcmlwdD4=)</p>"},
+		{"[x](/relative)", "<p>[x](/relative)</p>"},
+		{"<img src=x onerror=alert(1)>", "<p>&lt;img src=x onerror=alert(1)&gt;</p>"},
+		{`<a href="javascript:alert(1)">x</a>`, `<p>&lt;a href="javascript:alert(1)"&gt;x&lt;/a&gt;</p>`},
+	} {
+		if got := render(tc.md); got != tc.html {
+			t.Errorf("render(%q)\n got %s\nwant %s", tc.md, got, tc.html)
+		}
+	}
+
+	bad, err := chromedp.Run(c.ctx, chromedp.Evaluate[string](`import('/console/markdown.js').then(m => {
+		const parts = ['**', '*', '_', '__', '`+"`"+`', '`+"```"+`', '~~~', '`+"```js x"+`', '[', ']', '(', ')', '](', 'javascript:', 'JAVASCRIPT:', 'data:', 'http://x.y/', 'https://x.y/a_b', 'mailto:a@b',
+			'<img src=x onerror=alert(1)>', '<script>alert(1)</script>', '\n', '\n\n', '- ', '1. ', '> ', '# ', 'a', 'b c', ' ', '&', '"', "'", '<', '>', '\\'];
+		const tags = new Set(['P', 'BR', 'STRONG', 'EM', 'CODE', 'PRE', 'A', 'UL', 'OL', 'LI', 'BLOCKQUOTE', 'H3', 'H4', 'H5', 'H6']);
+		const attrs = new Set(['href', 'target', 'rel', 'data-lang', 'start']);
+		let seed = 1;
+		const rand = (n) => { seed = (seed * 1103515245 + 12345) % 2147483648; return seed % n; };
+		for (let i = 0; i < 3000; i++) {
+			let md = '';
+			for (let j = rand(40); j >= 0; j--) md += parts[rand(parts.length)];
+			const d = document.createElement('div');
+			d.append(m.render(md));
+			for (const e of d.querySelectorAll('*')) {
+				if (!tags.has(e.tagName)) return md + ' → <' + e.tagName + '>';
+				for (const a of e.attributes) if (!attrs.has(a.name)) return md + ' → attribute ' + a.name;
+				if (e.tagName === 'A' && !/^(https?|mailto):/.test(e.href)) return md + ' → link ' + e.href;
+			}
+		}
+		return '';
+	})`, chromedp.EvalAwaitPromise))
+	if err != nil || bad != "" {
+		t.Fatalf("random Markdown: %q %v", bad, err)
+	}
+	if n := c.dialogs.Load(); n != 0 {
+		t.Fatalf("%d JavaScript dialogs opened", n)
 	}
 }

@@ -4,11 +4,13 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"os"
 	"regexp"
 	"strings"
 	"testing"
 
 	"github.com/heraldgw/herald/adapters/local"
+	"github.com/heraldgw/herald/hooks"
 )
 
 // The console's files: index.html at "/", the rest under /console/, each
@@ -64,6 +66,38 @@ func TestConsoleHTMLHasNoInlineCode(t *testing.T) {
 	for _, re := range []string{`<script(?:\s[^>]*)?>[^<]`, `<style`, `\son[a-z]+\s*=`, `style\s*=`, `javascript:`} {
 		if m := regexp.MustCompile(`(?i)` + re).FindString(page); m != "" {
 			t.Errorf("the page has %q (matches %s)", m, re)
+		}
+	}
+}
+
+// The page listens by name to every hook point of the catalogue and every
+// built-in command (an EventSource delivers a named event only to a
+// listener of that name).
+func TestConsoleKnowsEveryEvent(t *testing.T) {
+	b, err := os.ReadFile("console/app.js")
+	if err != nil {
+		t.Fatal(err)
+	}
+	list := regexp.MustCompile(`(?s)const KNOWN_EVENTS = \[(.*?)\];`).FindSubmatch(b)
+	if list == nil {
+		t.Fatal("app.js has no KNOWN_EVENTS list")
+	}
+	known := map[string]bool{}
+	for _, m := range regexp.MustCompile(`'([^']+)'`).FindAllSubmatch(list[1], -1) {
+		known[string(m[1])] = true
+	}
+	var want []string
+	for _, name := range hooks.Names() {
+		if !strings.HasSuffix(name, "*") {
+			want = append(want, name)
+		}
+	}
+	for _, c := range hooks.BuiltinCommands() {
+		want = append(want, hooks.CommandPrefix+c.Name)
+	}
+	for _, name := range want {
+		if !known[name] {
+			t.Errorf("KNOWN_EVENTS in console/app.js lacks %q", name)
 		}
 	}
 }

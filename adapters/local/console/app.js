@@ -482,9 +482,9 @@ function ticketEvents(ticket) {
   return new Promise((resolve) => {
     const es = new EventSource('/v1/events?ticket=' + encodeURIComponent(ticket));
     const listen = (name) => es.addEventListener(name, (e) => dispatch(name, e.data, e.lastEventId));
-    // EventSource delivers named events only to listeners of that name;
-    // the catalogue's names come with each frame, so listen to the
-    // ones known and learn the rest from the generic handler below
+    // EventSource delivers a named event only to listeners of that name:
+    // listen to the catalogue's (KNOWN_EVENTS; a plugin's own command
+    // is seen only through the fetch-based reader)
     for (const n of KNOWN_EVENTS) listen(n);
     es.onmessage = (e) => dispatch('message', e.data, e.lastEventId);
     es.onopen = () => connState('live', 'ok');
@@ -570,7 +570,8 @@ const KNOWN_EVENTS = [
   'pre_gateway_dispatch', 'pre_approval_request', 'post_approval_response', 'transform_tool_result',
   'transform_terminal_output', 'transform_llm_output', 'pre_compact', 'post_compact',
   'message', 'message_update', 'hook_result', 'dropped',
-  'command:new', 'command:reset', 'command:stop', 'command:help', 'command:approve', 'command:deny', 'command:status', 'command:queue',
+  'command:new', 'command:stop', 'command:status', 'command:queue', 'command:approve', 'command:deny', 'command:model',
+  'command:whoami', 'command:help',
 ];
 
 function traceNote(text) {

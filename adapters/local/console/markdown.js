@@ -21,14 +21,18 @@ export function safeURL(url) {
   return SAFE_PROTOCOLS.has(u.protocol) ? u.href : null;
 }
 
+// MAX_QUOTE_DEPTH bounds nested block quotes (each level is a recursive
+// call): deeper ">" stay text.
+const MAX_QUOTE_DEPTH = 8;
+
 // render turns Markdown text into a DocumentFragment.
-export function render(text) {
+export function render(text, depth = 0) {
   const frag = document.createDocumentFragment();
   const lines = String(text ?? '').replace(/\r\n?/g, '\n').split('\n');
   let i = 0;
   while (i < lines.length) {
     const line = lines[i];
-    const fence = line.match(/^\s{0,3}(`{3,}|~{3,})\s*([\w+#.-]*)\s*$/);
+    const fence = line.match(FENCE);
     if (fence) {
       const body = [];
       i++;
@@ -36,7 +40,8 @@ export function render(text) {
       i++; // the closing fence (or the end)
       const pre = el('pre');
       const code = el('code');
-      if (fence[2]) code.dataset.lang = fence[2];
+      const lang = fence[2].trim().split(/\s+/)[0];
+      if (lang) code.dataset.lang = lang;
       code.textContent = body.join('\n');
       pre.appendChild(code);
       frag.appendChild(pre);
@@ -54,11 +59,11 @@ export function render(text) {
       i++;
       continue;
     }
-    if (/^\s{0,3}>/.test(line)) {
+    if (depth < MAX_QUOTE_DEPTH && /^\s{0,3}>/.test(line)) {
       const quoted = [];
       while (i < lines.length && /^\s{0,3}>/.test(lines[i])) quoted.push(lines[i++].replace(/^\s{0,3}>\s?/, ''));
       const q = el('blockquote');
-      q.appendChild(render(quoted.join('\n')));
+      q.appendChild(render(quoted.join('\n'), depth + 1));
       frag.appendChild(q);
       continue;
     }
@@ -85,8 +90,9 @@ export function render(text) {
       frag.appendChild(list);
       continue;
     }
-    const para = [];
-    while (i < lines.length && !/^\s*$/.test(lines[i]) && !startsBlock(lines[i])) para.push(lines[i++]);
+    // the first line is always taken, so that every pass moves on
+    const para = [lines[i++]];
+    while (i < lines.length && !/^\s*$/.test(lines[i]) && !startsBlock(lines[i], depth)) para.push(lines[i++]);
     const p = el('p');
     para.forEach((l, n) => {
       if (n > 0) p.appendChild(el('br'));
@@ -97,8 +103,12 @@ export function render(text) {
   return frag;
 }
 
-function startsBlock(line) {
-  return /^\s{0,3}(`{3,}|~{3,}|#{1,6}\s|>)/.test(line) || listItem(line) !== null;
+// FENCE opens a code block: ``` or ~~~ and an info string whose first
+// word names the language.
+const FENCE = /^\s{0,3}(`{3,}|~{3,})([^`]*)$/;
+
+function startsBlock(line, depth) {
+  return FENCE.test(line) || /^\s{0,3}#{1,6}\s/.test(line) || (depth < MAX_QUOTE_DEPTH && /^\s{0,3}>/.test(line)) || listItem(line) !== null;
 }
 
 function listItem(line) {
@@ -110,13 +120,14 @@ function listItem(line) {
 }
 
 // The inline forms, tried left to right: code span, bold, italic, link,
-// bare URL.
+// bare URL. A span is looked for at most 1000 characters ahead, so a long
+// line full of unclosed markers costs linear time, not quadratic.
 const INLINE = new RegExp([
-  '(`+)([^`]|[^`][\\s\\S]*?[^`])\\1(?!`)', // 1, 2: code
-  '\\*\\*(?=\\S)([\\s\\S]*?\\S)\\*\\*', // 3: bold
-  '__(?=\\S)([\\s\\S]*?\\S)__', // 4: bold
-  '\\*(?=[^\\s*])([^*]*?[^\\s*])\\*', // 5: italic
-  '(?<![\\w])_(?=[^\\s_])([^_]*?[^\\s_])_(?![\\w])', // 6: italic
+  '(`+)([^`]|[^`][\\s\\S]{0,1000}?[^`])\\1(?!`)', // 1, 2: code
+  '\\*\\*(?=\\S)([\\s\\S]{0,1000}?\\S)\\*\\*', // 3: bold
+  '__(?=\\S)([\\s\\S]{0,1000}?\\S)__', // 4: bold
+  '\\*(?=[^\\s*])([^*]{0,1000}?[^\\s*])\\*', // 5: italic
+  '(?<![\\w])_(?=[^\\s_])([^_]{0,1000}?[^\\s_])_(?![\\w])', // 6: italic
   '\\[([^\\[\\]]+)\\]\\(\\s*<?([^\\s()<>]*(?:\\([^\\s()<>]*\\))?[^\\s()<>]*)>?\\s*\\)', // 7, 8: link
   '((?:https?:\\/\\/|mailto:)[^\\s<>]*[^\\s<>.,;:!?\'")\\]])', // 9: bare URL
 ].join('|'), 'g');
