@@ -28,6 +28,7 @@ import (
 	"time"
 
 	"github.com/chromedp/cdproto/emulation"
+	"github.com/chromedp/cdproto/network"
 	"github.com/chromedp/cdproto/page"
 	"github.com/chromedp/chromedp"
 	"github.com/chromedp/chromedp/kb"
@@ -95,6 +96,9 @@ type consoleTab struct {
 	g       *cmdtest.Gateway
 	ctx     context.Context
 	dialogs atomic.Int32
+
+	mu   sync.Mutex
+	urls []string // every URL the page requested
 }
 
 // newTab opens a tab of the shared browser, or skips the test when there
@@ -112,9 +116,14 @@ func newTab(t *testing.T) *consoleTab {
 	c := &consoleTab{t: t, ctx: ctx}
 	// an alert would block the page: count it and close it
 	if err := chromedp.Listen(ctx, func(ev any) {
-		if _, ok := ev.(*page.EventJavascriptDialogOpening); ok {
+		switch ev := ev.(type) {
+		case *page.EventJavascriptDialogOpening:
 			c.dialogs.Add(1)
 			go chromedp.Call(ctx, page.HandleJavaScriptDialog, page.HandleJavaScriptDialogParams{})
+		case *network.EventRequestWillBeSent:
+			c.mu.Lock()
+			c.urls = append(c.urls, ev.Request.URL)
+			c.mu.Unlock()
 		}
 	}); err != nil {
 		t.Fatal(err)
@@ -247,8 +256,31 @@ func TestConsoleChat(t *testing.T) {
 	if serves(t, g, "GET", "/v1/sessions?limit=1", "") {
 		c.wait("my own message in the history", `[...document.querySelectorAll('#messages .msg.me')].some(m => m.textContent.includes('hi'))`)
 	}
+	// a reply the page did not ask for (another client wrote in the
+	// chat) shows too, and every reply shows once
+	g.Say(t, "web", "from elsewhere")
+	c.wait("a reply the page did not ask for", botSays("offline] from elsewhere"))
+	if !c.eval(`[...document.querySelectorAll('#messages .msg.bot .body')].filter(b => b.textContent === '[echo model — offline] hi').length === 1`) {
+		t.Fatal("the reply to hi is shown more or less than once")
+	}
 	if n := c.dialogs.Load(); n != 0 {
 		t.Fatalf("%d JavaScript dialogs opened", n)
+	}
+	c.noTokenInURLs()
+}
+
+// noTokenInURLs fails the test if the page put the token in a URL.
+func (c *consoleTab) noTokenInURLs() {
+	c.t.Helper()
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if len(c.urls) == 0 {
+		c.t.Fatal("no request was seen")
+	}
+	for _, u := range c.urls {
+		if strings.Contains(u, c.g.Token) {
+			c.t.Fatalf("the page requested %s, with the token in the URL", u)
+		}
 	}
 }
 
@@ -285,18 +317,28 @@ func TestConsoleSessionsAndHooks(t *testing.T) {
 	if !serves(t, g, "GET", "/v1/sessions", "") || !serves(t, g, "GET", "/v1/hooks", "") {
 		t.Skip("GET /v1/sessions or /v1/hooks answers 404: this gateway has no console endpoints yet (issue 19's server side)")
 	}
-	g.Say(t, "web", "hello from the api")
 	c := openConsole(t, g)
+	g.Say(t, "web", "hello from the api")
+	c.wait("the reply", botSays("offline] hello from the api"))
+
+	// the trace shows what the shell hook answered at pre_llm_call
+	c.do("open the trace", chromedp.Click(chromedp.CSS(`.tab[data-view="trace"]`)))
+	c.wait("the hook's outcome on pre_llm_call", `[...document.querySelectorAll('#trace .trace-row')].some(r => r.dataset.event === 'pre_llm_call' && r.querySelector('.attachments').textContent.includes('/bin/true'))`)
 
 	c.wait("the sessions tab", `!document.querySelector('.tab[data-view="sessions"]').hidden`)
 	c.do("open sessions", chromedp.Click(chromedp.CSS(`.tab[data-view="sessions"]`)))
 	c.wait("the chat in the list", `[...document.querySelectorAll('#sessions tbody tr')].some(r => r.children[1].textContent === 'web')`)
 	c.do("open the session", chromedp.Click(chromedp.JSPath(`[...document.querySelectorAll('#sessions tbody tr')].find(r => r.children[1].textContent === 'web')`)))
 	c.wait("the transcript", `document.getElementById('transcript').textContent.includes('hello from the api')`)
+	c.do("end the session", chromedp.Click(chromedp.ID("session-end")))
+	c.wait("the session ended", `document.getElementById('session-end').disabled && [...document.querySelectorAll('#sessions tbody tr')].some(r => r.children[1].textContent === 'web' && r.children[6].textContent === 'ended')`)
 
 	c.wait("the hooks tab", `!document.querySelector('.tab[data-view="hooks"]').hidden`)
 	c.do("open hooks", chromedp.Click(chromedp.CSS(`.tab[data-view="hooks"]`)))
 	c.wait("the shell hook", `[...document.querySelectorAll('#hooks .hook-event[data-event="pre_llm_call"] .hook')].some(h => h.textContent.includes('/bin/true') && h.textContent.includes('shell'))`)
+	c.do("test it", chromedp.Click(chromedp.CSS(`#hooks .hook-event[data-event="pre_llm_call"] .hook button`)))
+	c.wait("its answer", `document.querySelector('#hooks .hook-event[data-event="pre_llm_call"] .hook-result') !== null`)
+	c.noTokenInURLs()
 }
 
 // A turn that waits on an approval, answered by typing (which works on
