@@ -528,3 +528,22 @@ func TestConsoleMarkdown(t *testing.T) {
 		t.Fatalf("%d JavaScript dialogs opened", n)
 	}
 }
+
+// Against a listener without the outbox, the event stream, sessions or
+// hooks (each answers 404), the console still loads and signs in, hides
+// what it cannot show, says the stream is missing, and shows no error.
+func TestConsoleWithoutOptionalEndpoints(t *testing.T) {
+	c := newTab(t)
+	srv := httptest.NewServer(local.New(local.Config{Token: "t"}).Handler(nil))
+	t.Cleanup(srv.Close)
+	c.do("sign in",
+		chromedp.Navigate(srv.URL+"/"),
+		chromedp.WaitVisible(chromedp.ID("token")),
+		chromedp.SendKeys(chromedp.ID("token"), "t"),
+		chromedp.Click(chromedp.ID("save")))
+	c.wait("the page ready without a stream", `document.body.dataset.ready === 'true' && document.getElementById('conn').textContent === 'no event stream'`)
+	c.wait("the optional tabs hidden", `document.querySelector('.tab[data-view="sessions"]').hidden && document.querySelector('.tab[data-view="hooks"]').hidden`)
+	if c.eval(`document.querySelectorAll('#messages .msg.error').length > 0 || !document.getElementById('auth').hidden`) {
+		t.Fatal("the console shows an error or asks for the token again")
+	}
+}

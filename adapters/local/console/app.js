@@ -189,6 +189,8 @@ function fileLink(f) {
   const a = el('a', { href: '#', class: 'file', text: `file: ${f.name} (${f.size} bytes)` });
   a.addEventListener('click', async (e) => {
     e.preventDefault();
+    // the token goes only to this gateway's files
+    if (!String(f.url).startsWith('/v1/files/')) return;
     try {
       const r = await api('GET', f.url);
       if (!r.ok) {
@@ -331,6 +333,8 @@ async function send(text, files = []) {
     const j = await r.json();
     // replies come by the outbox and the event stream too; ids dedupe them
     for (const rep of j.replies || []) botMessage(rep);
+    // a turn that ended while the stream was away is not left working
+    if (j.status === 'done') working(false);
   } catch (err) {
     if (!(err instanceof Unauthorized)) note('not sent: ' + err, 'error');
   }
@@ -391,11 +395,12 @@ async function loadHistory() {
   const o = await api('GET', `/v1/chats/${encodeURIComponent(chat)}/messages?after=0`);
   if (!o.ok) return o.status !== 404;
   const msgs = (await o.json()).messages || [];
+  // without the sessions API only herald's side of the chat is known
+  if (!transcript && msgs.length) note('Earlier replies in this chat:');
   for (const m of msgs) {
     if (transcript) outboxAfter = Math.max(outboxAfter, Number(m.id));
     else botMessage(m);
   }
-  if (!transcript && msgs.length) note('(earlier replies of this chat; your own messages are in the session transcript)');
   return true;
 }
 
@@ -453,6 +458,7 @@ async function events() {
   let backoff = 1000;
   let lastID = '';
   for (;;) {
+    streamOpened = false;
     try {
       const t = await api('POST', '/v1/events/ticket');
       if (t.status === 404) {
@@ -462,18 +468,28 @@ async function events() {
       } else {
         throw new Error(await errorText(t));
       }
-      backoff = 1000;
     } catch (err) {
       if (err instanceof Unauthorized) {
         connState('signed out', 'bad');
         return;
       }
+      if (err instanceof NoStream) {
+        connState('no event stream', 'bad');
+        return;
+      }
       connState('reconnecting…', 'bad');
     }
-    await pause(backoff);
-    backoff = Math.min(backoff * 2, 30000);
+    // a stream that opened and later ended reconnects at once; failures
+    // back off up to 30 s
+    backoff = streamOpened ? 1000 : Math.min(backoff * 2, 30000);
+    await pause(streamOpened ? 250 : backoff);
   }
 }
+
+// NoStream: the gateway serves no event stream (404); the chat works
+// without it.
+class NoStream extends Error {}
+let streamOpened = false;
 
 const EVENT_NAMES = new Set();
 
@@ -487,7 +503,10 @@ function ticketEvents(ticket) {
     // is seen only through the fetch-based reader)
     for (const n of KNOWN_EVENTS) listen(n);
     es.onmessage = (e) => dispatch('message', e.data, e.lastEventId);
-    es.onopen = () => connState('live', 'ok');
+    es.onopen = () => {
+      streamOpened = true;
+      connState('live', 'ok');
+    };
     es.onerror = () => {
       es.close();
       resolve();
@@ -505,7 +524,9 @@ async function fetchEvents(lastID) {
     askToken('The gateway refused the token; paste it again.');
     throw new Unauthorized('unauthorized');
   }
+  if (r.status === 404) throw new NoStream('no event stream');
   if (!r.ok) throw new Error(await errorText(r));
+  streamOpened = true;
   connState('live', 'ok');
   const reader = r.body.pipeThrough(new TextDecoderStream()).getReader();
   let buf = '';
