@@ -421,7 +421,8 @@ func TestConsoleScreenshots(t *testing.T) {
 	c.say("run: ls")
 	c.wait("the tool card", `document.querySelector('#messages details.tool.done') !== null`)
 	c.wait("the reply after the command", botSays("the command returned"))
-	c.do("open the tool card", chromedp.Click(chromedp.CSS(`#messages details.tool.done summary`)))
+	c.do("open the tool card", chromedp.Click(chromedp.CSS(`#messages details.tool.done summary`)),
+		chromedp.Evaluate[chromedp.Void](`document.getElementById('messages').scrollTop = 1e9`))
 	shot("chat")
 
 	c.do("open the trace", chromedp.Click(chromedp.CSS(`.tab[data-view="trace"]`)))
