@@ -230,7 +230,7 @@ function toolCard(id, name, args) {
 function toolDone(card, result, ms) {
   card.classList.remove('running');
   card.classList.add('done');
-  card.querySelector('.tool-result').textContent = result ?? '';
+  card.querySelector('.tool-result').textContent = pretty(result);
   card.querySelector('.tool-state').textContent = ms != null ? '✓ ' + duration(ms) : '✓';
 }
 
