@@ -24,7 +24,9 @@ func TestMain(m *testing.M) {
 	if os.Getenv(gatewayChildEnv) != "" {
 		os.Exit(cmd.Main(context.Background(), []string{"gateway"}, cmd.WithSignals()))
 	}
-	os.Exit(m.Run())
+	code := m.Run()
+	closeBrowser() // the console tests' Chromium (e2e_console_test.go)
+	os.Exit(code)
 }
 
 // startChild runs a gateway process on home; its output goes to out.

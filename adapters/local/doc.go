@@ -1,5 +1,5 @@
-// Package local is the built-in HTTP platform: a JSON API and a small web
-// chat page on 127.0.0.1, so herald can be tried, scripted and tested with
+// Package local is the built-in HTTP platform: a JSON API and the web
+// console on 127.0.0.1, so herald can be tried, scripted and tested with
 // no bot token.
 //
 //	POST /v1/messages   send a message; waits (?wait= seconds, default 60,
@@ -15,7 +15,8 @@
 //	GET  /v1/files/{id} a file the gateway sent (returned with the replies
 //	                    as {"text", "file": {"id","name","mime","size","url"}})
 //	GET  /healthz       each platform's state, the store's, and delivery counters
-//	GET  /              the web chat page
+//	GET  /              the web console (console/index.html; its other
+//	                    files under /console/, console.go)
 //
 // Every /v1/ call needs "Authorization: Bearer <token>" (the token is in
 // $HERALD_HOME/local.token). Requests whose Host is not a loopback name (or

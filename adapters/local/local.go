@@ -5,7 +5,6 @@ import (
 	"context"
 	"crypto/rand"
 	"crypto/subtle"
-	_ "embed"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -188,6 +187,7 @@ func (a *Adapter) Handler(sink adapters.Sink) http.Handler {
 	mux.HandleFunc("GET /v1/chats/{chat_id}/messages", a.auth(a.getMessages))
 	mux.HandleFunc("GET /healthz", a.healthz)
 	mux.HandleFunc("GET /{$}", a.page)
+	mux.HandleFunc("GET /console/{file}", a.consoleFile)
 	a.mu.Lock()
 	for p, h := range a.extra {
 		if denied := a.denied[p]; denied != nil {
@@ -499,15 +499,6 @@ func (a *Adapter) healthz(w http.ResponseWriter, r *http.Request) {
 	}
 	body["status"] = status
 	adapters.WriteJSON(w, code, body)
-}
-
-//go:embed page.html
-var pageHTML []byte
-
-func (a *Adapter) page(w http.ResponseWriter, r *http.Request) {
-	w.Header().Set("Content-Type", "text/html; charset=utf-8")
-	w.Header().Set("Content-Security-Policy", "default-src 'self'; script-src 'unsafe-inline'; style-src 'unsafe-inline'")
-	w.Write(pageHTML)
 }
 
 func writeErr(w http.ResponseWriter, status int, msg string) {
