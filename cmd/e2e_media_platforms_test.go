@@ -13,7 +13,9 @@ import (
 
 	"github.com/heraldgw/herald/adapters/discord/discordtest"
 	"github.com/heraldgw/herald/adapters/slack/slacktest"
+	"github.com/heraldgw/herald/adapters/teams/teamstest"
 	"github.com/heraldgw/herald/adapters/telegram/telegramtest"
+	"github.com/heraldgw/herald/adapters/whatsapp/whatsapptest"
 	"github.com/heraldgw/herald/agent/agenttest"
 	"github.com/heraldgw/herald/cmd/cmdtest"
 )
@@ -180,19 +182,33 @@ func TestVoiceDocumentAndOversizeOnPlatforms(t *testing.T) {
 	wait(stillThere, "the message after the oversize one")
 }
 
-// platforms are the three platform fakes and a gateway connected to all
-// of them.
+// platforms are the platform fakes and a gateway connected to all of
+// them: Telegram, Discord and Slack always; WhatsApp and Teams (on the
+// inbound listener) when started with startAllPlatforms.
 type platforms struct {
 	tg *telegramtest.Server
 	dc *discordtest.Server
 	sl *slacktest.Server
+	wa *whatsapptest.Server
+	tm *teamstest.Server
 	g  *cmdtest.Gateway
+	// inbound is the address of the inbound listener ("" without it)
+	inbound string
 }
 
 // startPlatforms starts the Telegram, Discord and Slack fakes and a
 // gateway on home with extra config.yaml text before the platforms block
 // and extra environment, and waits until every platform is connected.
 func startPlatforms(t *testing.T, home, extra string, env map[string]string) *platforms {
+	return startPlatformsOf(t, home, extra, env, false)
+}
+
+// startAllPlatforms is startPlatforms with WhatsApp and Teams too.
+func startAllPlatforms(t *testing.T, home, extra string, env map[string]string) *platforms {
+	return startPlatformsOf(t, home, extra, env, true)
+}
+
+func startPlatformsOf(t *testing.T, home, extra string, env map[string]string, all bool) *platforms {
 	t.Helper()
 	p := &platforms{
 		tg: telegramtest.New(telegramtest.Options{MaxPoll: time.Second}),
@@ -206,22 +222,46 @@ func startPlatforms(t *testing.T, home, extra string, env map[string]string) *pl
 		"  telegram:\n    api_endpoint: " + p.tg.Endpoint() + "\n    poll_timeout: 1\n    allowed_users: [\"*\"]\n" +
 		"  discord:\n    api_base: " + p.dc.APIBase() + "\n    allowed_users: [\"*\"]\n" +
 		"  slack:\n    api_url: " + p.sl.APIURL() + "\n    allowed_users: [\"*\"]\n"
-	if err := os.WriteFile(filepath.Join(home, "config.yaml"), []byte(cfg), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	all := map[string]string{
+	envs := map[string]string{
 		"TELEGRAM_BOT_TOKEN": p.tg.Token(),
 		"DISCORD_BOT_TOKEN":  "discord-test-token-0123456789",
 		"SLACK_BOT_TOKEN":    "xoxb-test-bot-token-0123456789",
 		"SLACK_APP_TOKEN":    "xapp-test-app-token-0123456789",
 	}
-	for k, v := range env {
-		all[k] = v
+	connected := []string{"telegram", "discord", "slack", "local"}
+	if all {
+		p.wa = whatsapptest.New(whatsapptest.Options{})
+		p.tm = teamstest.New(teamstest.Options{})
+		t.Cleanup(p.wa.Close)
+		t.Cleanup(p.tm.Close)
+		cfg = "inbound:\n  listen: 127.0.0.1:0\n" + cfg +
+			"  whatsapp:\n    api_base: " + p.wa.APIBase() + "\n    allowed_users: [\"*\"]\n" +
+			"  teams:\n    openid_metadata_url: " + p.tm.OpenIDMetadataURL() + "\n    token_url: " + p.tm.TokenURL() + "\n    allowed_users: [\"*\"]\n"
+		envs["WHATSAPP_ACCESS_TOKEN"] = p.wa.Token()
+		envs["WHATSAPP_PHONE_NUMBER_ID"] = p.wa.PhoneNumberID()
+		envs["WHATSAPP_VERIFY_TOKEN"] = "wa-verify-token-0123456789"
+		envs["WHATSAPP_APP_SECRET"] = p.wa.AppSecret()
+		envs["MICROSOFT_APP_ID"] = p.tm.AppID()
+		envs["MICROSOFT_APP_PASSWORD"] = p.tm.AppPassword()
+		connected = append(connected, "whatsapp", "teams")
 	}
-	p.g = cmdtest.Start(t, cmdtest.Options{Home: home, Env: all})
+	if err := os.WriteFile(filepath.Join(home, "config.yaml"), []byte(cfg), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	for k, v := range env {
+		envs[k] = v
+	}
+	p.g = cmdtest.Start(t, cmdtest.Options{Home: home, Env: envs})
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	waitHealth(t, p.g, ctx, "telegram", "discord", "slack", "local")
+	waitHealth(t, p.g, ctx, connected...)
+	if all {
+		b, err := os.ReadFile(filepath.Join(home, "inbound.addr"))
+		if err != nil {
+			t.Fatalf("no inbound listener: %v\n%s", err, p.g.Log())
+		}
+		p.inbound = "http://" + strings.TrimSpace(string(b))
+	}
 	return p
 }
 

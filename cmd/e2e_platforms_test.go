@@ -8,21 +8,31 @@ import (
 
 	"github.com/bwmarrin/discordgo"
 
+	"github.com/heraldgw/herald/adapters/teams/teamstest"
+	"github.com/heraldgw/herald/adapters/whatsapp"
+	"github.com/heraldgw/herald/adapters/whatsapp/whatsapptest"
 	"github.com/heraldgw/herald/cmd/cmdtest"
 )
 
-// One gateway process with all four platforms: Telegram, Discord and
-// Slack against their fakes, and the local platform. Each answers a DM
-// from an allowed user, and /healthz shows every platform connected.
+// One gateway process with every platform: Telegram, Discord, Slack,
+// WhatsApp and Teams against their fakes (the last two on the inbound
+// listener), and the local platform. Each answers a DM from an allowed
+// user, and no platform's secret reaches the log.
 func TestAllPlatformsInOneGateway(t *testing.T) {
-	p := startPlatforms(t, t.TempDir(), "", nil)
-	tg, dc, sl, g := p.tg, p.dc, p.sl, p.g
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	p := startAllPlatforms(t, t.TempDir(), "", nil)
+	tg, dc, sl, wa, tm, g := p.tg, p.dc, p.sl, p.wa, p.tm, p.g
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
 
 	tg.DM(555, "ann", "hello telegram")
 	dc.Inject(dc.DM(&discordgo.User{ID: "42", Username: "bob"}, "hello discord"))
 	sl.DM("U123", "hello slack")
+	if _, err := wa.Webhook(p.inbound+whatsapp.WebhookPath).Send(ctx, whatsapptest.Text("15551230001", "Cy", "hello whatsapp")); err != nil {
+		t.Fatal(err)
+	}
+	if code, _, err := tm.Post(ctx, p.inbound+"/api/messages", tm.DM("act-1", teamstest.User{ID: "29:dee", AAD: "aad-dee", Name: "Dee"}, "hello teams"), teamstest.Signing{}); err != nil || code != 200 {
+		t.Fatalf("teams activity: %d %v", code, err)
+	}
 	local := g.Say(t, "l1", "hello local")
 
 	calls, err := tg.WaitCalls(ctx, "sendMessage", 1)
@@ -37,14 +47,22 @@ func TestAllPlatformsInOneGateway(t *testing.T) {
 	if err != nil || !strings.Contains(posts[0].Text, "hello slack") {
 		t.Fatalf("slack: %+v %v", posts, err)
 	}
+	was, err := wa.WaitSent(ctx, 1)
+	if err != nil || was[0].To != "15551230001" || !strings.Contains(was[0].Text, "hello whatsapp") {
+		t.Fatalf("whatsapp: %+v %v", was, err)
+	}
+	if _, err := tm.WaitText(ctx, "hello teams"); err != nil {
+		t.Fatalf("teams: %v %+v", err, tm.Sent())
+	}
 	if !strings.Contains(local.Text(), "hello local") {
 		t.Fatalf("local: %q", local.Text())
 	}
 	// no token reaches the log
 	log := g.Log()
-	for _, secret := range []string{tg.Token(), "discord-test-token-0123456789", "xoxb-test-bot-token-0123456789", "xapp-test-app-token-0123456789"} {
+	for _, secret := range []string{tg.Token(), "discord-test-token-0123456789", "xoxb-test-bot-token-0123456789", "xapp-test-app-token-0123456789",
+		wa.Token(), wa.AppSecret(), tm.AppPassword()} {
 		if strings.Contains(log, secret) {
-			t.Fatalf("a platform token is in gateway.log")
+			t.Fatalf("a platform secret is in gateway.log")
 		}
 	}
 }
