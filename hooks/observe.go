@@ -12,6 +12,10 @@ package hooks
 
 import (
 	"encoding/json"
+	"fmt"
+	"log/slog"
+	"reflect"
+	"runtime/debug"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -55,6 +59,7 @@ var pointSeq atomic.Uint64
 // pointTrack collects the answers of one firing.
 type pointTrack struct {
 	report func(PointResult)
+	log    *slog.Logger
 
 	// called are the answers the caller collects (collect), reported
 	// together as one of pending by flushCollected
@@ -103,7 +108,7 @@ func (r *Registry) track(ev *Event, n int) *pointTrack {
 	if fn == nil || *fn == nil || n == 0 {
 		return nil
 	}
-	t := &pointTrack{report: *fn, pending: n, res: PointResult{Point: ev.Point, Event: ev.Name, Payload: ev.Payload, Started: ev.Time}}
+	t := &pointTrack{report: *fn, log: r.log, pending: n, res: PointResult{Point: ev.Point, Event: ev.Name, Payload: ev.Payload, Started: ev.Time}}
 	ev.track = t
 	return t
 }
@@ -122,8 +127,20 @@ func (t *pointTrack) answered(a ...AttachmentResult) {
 	}
 	t.mu.Unlock()
 	if done {
-		t.report(t.res)
+		t.reportSafely()
 	}
+}
+
+// reportSafely hands the firing to the watcher; a watcher that panics is
+// its own failure, never the hook point's caller's (a message being
+// dispatched, a tool call).
+func (t *pointTrack) reportSafely() {
+	defer func() {
+		if x := recover(); x != nil {
+			t.log.Error("hook result watcher panicked; result dropped", "event", t.res.Event, "panic", fmt.Sprint(x), "stack", string(debug.Stack()))
+		}
+	}()
+	t.report(t.res)
 }
 
 // fromAnswer is an interceptor's or in-line answer as a result.
@@ -137,9 +154,10 @@ func Outcome(v any, err error) (outcome, detail string) {
 	if err != nil {
 		return "error", err.Error()
 	}
+	if rv := reflect.ValueOf(v); !rv.IsValid() || rv.Kind() == reflect.Pointer && rv.IsNil() {
+		return "none", "" // no answer, or a typed nil one
+	}
 	switch x := v.(type) {
-	case nil:
-		return "none", ""
 	case *ToolDecision:
 		switch x.Action {
 		case "block":

@@ -61,3 +61,27 @@ func TestObserveResults(t *testing.T) {
 	default:
 	}
 }
+
+// A hook that answers with a typed nil (a nil *DispatchDecision in an
+// any) is "none", and a watcher that panics on a result never reaches
+// the caller of the hook point: the message is still dispatched.
+func TestObserveTypedNilAndPanickingWatcher(t *testing.T) {
+	for _, v := range []any{(*DispatchDecision)(nil), (*ToolDecision)(nil), (*LLMContext)(nil), (*Replace)(nil), (*CommandDecision)(nil), (*Feedback)(nil)} {
+		if o, d := Outcome(v, nil); o != "none" || d != "" {
+			t.Errorf("Outcome(%T nil) = %q %q", v, o, d)
+		}
+	}
+	r := NewRegistry(nil)
+	defer r.Close(context.Background())
+	r.ObserveResults(func(p PointResult) { panic("watcher broke") })
+	r.Subscribe(Subscription{Name: "allow-all", Attach: AttachGo, Events: []string{PreGatewayDispatchHook},
+		Handler: func(ctx context.Context, ev Event) (any, error) { return (*DispatchDecision)(nil), nil }})
+	r.Subscribe(Subscription{Name: "guard", Attach: AttachGo, Events: []string{PreToolCallHook},
+		Handler: func(ctx context.Context, ev Event) (any, error) { return Block("no"), nil }})
+	if d := r.PreGatewayDispatch(context.Background(), &Dispatch{}); d.Action != "" {
+		t.Fatalf("dispatch decision %+v", d)
+	}
+	if d := r.PreToolCall(context.Background(), &PreToolCall{ToolName: "terminal"}); d.Action != "block" {
+		t.Fatalf("tool decision %+v", d)
+	}
+}
