@@ -141,6 +141,9 @@ func Outcome(v any, err error) (outcome, detail string) {
 	case nil:
 		return "none", ""
 	case *ToolDecision:
+		if x == nil {
+			return "none", ""
+		}
 		switch x.Action {
 		case "block":
 			return "block", x.Message
@@ -152,6 +155,9 @@ func Outcome(v any, err error) (outcome, detail string) {
 		}
 		return Outcome(x.Feedback, nil)
 	case *LLMContext:
+		if x == nil {
+			return "none", ""
+		}
 		if x.Feedback != nil && (x.Feedback.Block || x.Feedback.Halt) {
 			return Outcome(x.Feedback, nil)
 		}
@@ -174,8 +180,14 @@ func Outcome(v any, err error) (outcome, detail string) {
 		}
 		return "none", ""
 	case *Replace:
+		if x == nil {
+			return "none", ""
+		}
 		return "rewrite", x.Text
 	case *DispatchDecision:
+		if x == nil {
+			return "none", ""
+		}
 		switch x.Action {
 		case "skip":
 			return "skip", x.Reason
@@ -185,6 +197,9 @@ func Outcome(v any, err error) (outcome, detail string) {
 			return "allow", x.Reason
 		}
 	case *CommandDecision:
+		if x == nil {
+			return "none", ""
+		}
 		switch x.Decision {
 		case "deny":
 			return "block", x.Message

@@ -61,3 +61,14 @@ func TestObserveResults(t *testing.T) {
 	default:
 	}
 }
+
+// An attachment that answered with a nil decision (a typed nil in the
+// answer's interface) has outcome none; sorting it must not panic, since
+// the watcher runs on the goroutine of the hook point's caller.
+func TestOutcomeOfTypedNil(t *testing.T) {
+	for _, v := range []any{(*ToolDecision)(nil), (*LLMContext)(nil), (*Feedback)(nil), (*Replace)(nil), (*DispatchDecision)(nil), (*CommandDecision)(nil)} {
+		if o, d := Outcome(v, nil); o != "none" || d != "" {
+			t.Errorf("Outcome(%T(nil)) = %q, %q; want none", v, o, d)
+		}
+	}
+}
