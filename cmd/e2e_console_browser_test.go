@@ -8,9 +8,9 @@ package cmd_test
 // The tests need Debian's chromium (scripts/test installs it); without
 // one they skip, loudly. HERALD_CHROMIUM names another binary.
 //
-// The parts of the console that need the console's endpoints (approval
-// buttons, sessions, hooks) are tested where the gateway serves them, and
-// skip with a message where it answers 404.
+// The console's own endpoints (tickets, sessions, hooks, presses) are
+// served by the gateway; TestConsoleWithoutOptionalEndpoints checks the
+// page against a listener where they answer 404.
 
 import (
 	"context"
@@ -194,21 +194,6 @@ func botSays(s string) string {
 	return fmt.Sprintf(`[...document.querySelectorAll('#messages .msg.bot .body')].some(b => b.textContent.includes(%q))`, s)
 }
 
-// serves reports whether g answers method path with anything but 404
-// (the console's endpoints come with the gateway's side of the console).
-func serves(t *testing.T, g *cmdtest.Gateway, method, path, body string) bool {
-	t.Helper()
-	req, _ := http.NewRequest(method, "http://"+g.Addr+path, strings.NewReader(body))
-	req.Header.Set("Authorization", "Bearer "+g.Token)
-	req.Header.Set("Content-Type", "application/json")
-	res, err := http.DefaultClient.Do(req)
-	if err != nil {
-		t.Fatal(err)
-	}
-	res.Body.Close()
-	return res.StatusCode != http.StatusNotFound
-}
-
 // The chat against the offline echo model: the token entered once, `hi`
 // answered and rendered; markup and a javascript: link in a reply render
 // as text and an inert link (no img element, no alert); the trace shows
@@ -242,6 +227,15 @@ func TestConsoleChat(t *testing.T) {
 		const of = (ev) => rows.some(r => r.dataset.event === ev && r.dataset.chat.includes('web') && r.querySelector('.payload').textContent.includes('"message": "hi"'));
 		return of('agent:start') && of('agent:end');
 	})()`)
+	// each event is one row: a "message" event too (EventSource's
+	// onmessage and a "message" listener are the same event)
+	c.wait("the reply's message event", `[...document.querySelectorAll('#trace .trace-row')].some(r => r.dataset.event === 'message')`)
+	if c.eval(`(() => {
+		const ids = [...document.querySelectorAll('#trace .trace-row')].filter(r => r.dataset.event === 'message').map(r => JSON.parse(r.querySelector('.payload').textContent).id);
+		return new Set(ids).size !== ids.length;
+	})()`) {
+		t.Fatal("a message event is shown twice in the trace")
+	}
 	c.do("filter the trace by agent:end",
 		chromedp.SetValue(chromedp.ID("trace-event"), "agent:end"),
 		chromedp.Evaluate[chromedp.Void](`document.getElementById('trace-event').dispatchEvent(new Event('change'))`))
@@ -253,9 +247,7 @@ func TestConsoleChat(t *testing.T) {
 	c.do("reload", chromedp.Reload())
 	c.waitReady()
 	c.wait("the history after a reload", botSays("[echo model — offline] hi"))
-	if serves(t, g, "GET", "/v1/sessions?limit=1", "") {
-		c.wait("my own message in the history", `[...document.querySelectorAll('#messages .msg.me')].some(m => m.textContent.includes('hi'))`)
-	}
+	c.wait("my own message in the history", `[...document.querySelectorAll('#messages .msg.me')].some(m => m.textContent.includes('hi'))`)
 	// a reply the page did not ask for (another client wrote in the
 	// chat) shows too, and every reply shows once
 	g.Say(t, "web", "from elsewhere")
@@ -293,16 +285,26 @@ func TestConsoleApprovalButtons(t *testing.T) {
 		t.Fatal(err)
 	}
 	g := cmdtest.Start(t, cmdtest.Options{Home: home})
-	if !serves(t, g, "POST", "/v1/chats/web/press", `{}`) {
-		t.Skip("POST /v1/chats/{chat}/press answers 404: this gateway has no console endpoints yet (issue 19's server side)")
-	}
 	c := openConsole(t, g)
 	c.say("run: rm -rf ./x")
 	c.wait("the approval buttons", `[...document.querySelectorAll('#messages .buttons button')].some(b => b.textContent === 'Approve once')`)
+	// the prompt, marked to be found again once it is edited
+	c.do("mark the prompt", chromedp.Evaluate[chromedp.Void](`(() => {
+		const m = [...document.querySelectorAll('#messages .buttons button')].find(b => b.textContent === 'Approve once').closest('.msg');
+		m.dataset.prompt = m.querySelector('.body').textContent;
+	})()`))
 	c.do("approve once", chromedp.Click(chromedp.JSPath(`[...document.querySelectorAll('#messages .buttons button')].find(b => b.textContent === 'Approve once')`)))
 	c.wait("the terminal card with its result", `[...document.querySelectorAll('#messages details.tool.done')].some(d => d.querySelector('.tool-name').textContent.includes('terminal') && d.querySelector('.tool-args').textContent.includes('rm -rf ./x'))`)
 	c.wait("the reply after the command", botSays("the command returned"))
-	c.wait("the prompt closed", `![...document.querySelectorAll('#messages .buttons button')].some(b => b.textContent === 'Approve once')`)
+	// the gateway closes the prompt (message_update): the same message,
+	// its text replaced, its buttons gone
+	c.wait("the prompt closed in place", `(() => {
+		const m = document.querySelector('#messages .msg[data-prompt]');
+		return m !== null && m.querySelectorAll('.buttons button').length === 0 && m.querySelector('.body').textContent !== m.dataset.prompt;
+	})()`)
+	if c.eval(`[...document.querySelectorAll('#messages .buttons button')].some(b => b.textContent === 'Approve once')`) {
+		t.Fatal("an approval button is still shown")
+	}
 }
 
 // The sessions view lists the chat and opens its transcript; the hooks
@@ -314,9 +316,6 @@ func TestConsoleSessionsAndHooks(t *testing.T) {
 		t.Fatal(err)
 	}
 	g := cmdtest.Start(t, cmdtest.Options{Home: home, Args: []string{"--accept-hooks"}})
-	if !serves(t, g, "GET", "/v1/sessions", "") || !serves(t, g, "GET", "/v1/hooks", "") {
-		t.Skip("GET /v1/sessions or /v1/hooks answers 404: this gateway has no console endpoints yet (issue 19's server side)")
-	}
 	c := openConsole(t, g)
 	g.Say(t, "web", "hello from the api")
 	c.wait("the reply", botSays("offline] hello from the api"))
@@ -375,13 +374,14 @@ func TestConsoleWorkingToolCardAndStop(t *testing.T) {
 	c.wait("the turn stopped", `document.getElementById('working').hidden`)
 }
 
-// TestConsoleScreenshots takes a screenshot of each view into the
-// directory HERALD_SCREENSHOTS names (scripts/screenshots runs it for
-// docs/console/); without it, it skips.
+// TestConsoleScreenshots walks every view (chat with a tool card, an
+// approval prompt, trace, sessions, hooks) and takes a screenshot of
+// each into the directory HERALD_SCREENSHOTS names (scripts/screenshots
+// runs it for docs/console/), or into a temporary one.
 func TestConsoleScreenshots(t *testing.T) {
 	dir := os.Getenv("HERALD_SCREENSHOTS")
 	if dir == "" {
-		t.Skip("set HERALD_SCREENSHOTS to a directory (scripts/screenshots does) to take the console's screenshots")
+		dir = t.TempDir()
 	}
 	home, work := t.TempDir(), t.TempDir()
 	hook := filepath.Join(home, "add-context.sh")
@@ -425,29 +425,34 @@ func TestConsoleScreenshots(t *testing.T) {
 		chromedp.Evaluate[chromedp.Void](`document.getElementById('messages').scrollTop = 1e9`))
 	shot("chat")
 
+	// an approval prompt with its buttons, answered by one
+	c.say("run: rm -rf ./old")
+	c.wait("the approval buttons", `[...document.querySelectorAll('#messages .buttons button')].some(b => b.textContent === 'Approve once')`)
+	c.do("scroll down", chromedp.Evaluate[chromedp.Void](`document.getElementById('messages').scrollTop = 1e9`))
+	shot("approval")
+	c.do("approve once", chromedp.Click(chromedp.JSPath(`[...document.querySelectorAll('#messages .buttons button')].find(b => b.textContent === 'Approve once')`)))
+	c.wait("the prompt closed", `![...document.querySelectorAll('#messages .buttons button')].some(b => b.textContent === 'Approve once')`)
+
 	c.do("open the trace", chromedp.Click(chromedp.CSS(`.tab[data-view="trace"]`)))
 	c.wait("pre_tool_call in the trace", `[...document.querySelectorAll('#trace .trace-row')].some(r => r.dataset.event === 'pre_tool_call')`)
 	c.do("open a row", chromedp.Click(chromedp.JSPath(`[...document.querySelectorAll('#trace .trace-row')].find(r => r.dataset.event === 'pre_tool_call').querySelector('summary')`)))
+	c.wait("what the hook answered at pre_tool_call", `[...document.querySelectorAll('#trace .trace-row')].find(r => r.dataset.event === 'pre_tool_call').querySelector('.attachments table') !== null`)
+	c.do("show the answer", chromedp.Evaluate[chromedp.Void](`[...document.querySelectorAll('#trace .trace-row')].find(r => r.dataset.event === 'pre_tool_call').querySelector('.attachments').scrollIntoView({block: 'end'})`))
 	shot("trace")
 
-	if c.eval(`!document.querySelector('.tab[data-view="sessions"]').hidden`) {
-		c.do("open sessions", chromedp.Click(chromedp.CSS(`.tab[data-view="sessions"]`)))
-		c.wait("the chat in the list", `document.querySelector('#sessions tbody tr') !== null`)
-		c.do("open the session", chromedp.Click(chromedp.CSS(`#sessions tbody tr`)))
-		c.wait("the transcript", `document.getElementById('transcript').childElementCount > 0`)
-		shot("sessions")
-	} else {
-		t.Log("no sessions view on this gateway: sessions.png not taken")
-	}
-	if c.eval(`!document.querySelector('.tab[data-view="hooks"]').hidden`) {
-		c.do("open hooks", chromedp.Click(chromedp.CSS(`.tab[data-view="hooks"]`)))
-		c.wait("a hook", `document.querySelector('#hooks .hook button') !== null`)
-		c.do("test it", chromedp.Click(chromedp.CSS(`#hooks .hook button`)))
-		c.wait("its answer", `document.querySelector('#hooks .hook-result') !== null`)
-		shot("hooks")
-	} else {
-		t.Log("no hooks view on this gateway: hooks.png not taken")
-	}
+	c.wait("the sessions tab", `!document.querySelector('.tab[data-view="sessions"]').hidden`)
+	c.do("open sessions", chromedp.Click(chromedp.CSS(`.tab[data-view="sessions"]`)))
+	c.wait("the chat in the list", `document.querySelector('#sessions tbody tr') !== null`)
+	c.do("open the session", chromedp.Click(chromedp.CSS(`#sessions tbody tr`)))
+	c.wait("the transcript", `document.getElementById('transcript').childElementCount > 0`)
+	shot("sessions")
+
+	c.wait("the hooks tab", `!document.querySelector('.tab[data-view="hooks"]').hidden`)
+	c.do("open hooks", chromedp.Click(chromedp.CSS(`.tab[data-view="hooks"]`)))
+	c.wait("a hook", `document.querySelector('#hooks .hook button') !== null`)
+	c.do("test it", chromedp.Click(chromedp.CSS(`#hooks .hook button`)))
+	c.wait("its answer", `document.querySelector('#hooks .hook-result') !== null`)
+	shot("hooks")
 }
 
 // The console's Markdown renderer (console/markdown.js) in the browser:
@@ -530,12 +535,27 @@ func TestConsoleMarkdown(t *testing.T) {
 	}
 }
 
-// Against a listener without the outbox, the event stream, sessions or
-// hooks (each answers 404), the console still loads and signs in, hides
-// what it cannot show, says the stream is missing, and shows no error.
+// Against a listener without the event stream (its tickets and itself),
+// sessions or hooks (each answers 404, as an older gateway or a proxy
+// that passes only part of /v1/ would), the console still loads and
+// signs in, hides what it cannot show, says the stream is missing, and
+// shows no error.
 func TestConsoleWithoutOptionalEndpoints(t *testing.T) {
 	c := newTab(t)
-	srv := httptest.NewServer(local.New(local.Config{Token: "t"}).Handler(nil))
+	h := local.New(local.Config{Token: "t"}).Handler(nil)
+	var refused atomic.Int32
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		p := r.URL.Path
+		if p == "/v1/events" || p == "/v1/events/ticket" || p == "/v1/sessions" || strings.HasPrefix(p, "/v1/sessions/") ||
+			p == "/v1/hooks" || strings.HasPrefix(p, "/v1/hooks/") {
+			refused.Add(1)
+			w.Header().Set("Content-Type", "application/json")
+			w.WriteHeader(http.StatusNotFound)
+			fmt.Fprint(w, `{"error":"not found"}`)
+			return
+		}
+		h.ServeHTTP(w, r)
+	}))
 	t.Cleanup(srv.Close)
 	c.do("sign in",
 		chromedp.Navigate(srv.URL+"/"),
@@ -546,5 +566,8 @@ func TestConsoleWithoutOptionalEndpoints(t *testing.T) {
 	c.wait("the optional tabs hidden", `document.querySelector('.tab[data-view="sessions"]').hidden && document.querySelector('.tab[data-view="hooks"]').hidden`)
 	if c.eval(`document.querySelectorAll('#messages .msg.error').length > 0 || !document.getElementById('auth').hidden`) {
 		t.Fatal("the console shows an error or asks for the token again")
+	}
+	if refused.Load() == 0 {
+		t.Fatal("the page asked for none of the endpoints that answer 404")
 	}
 }

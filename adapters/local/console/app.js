@@ -276,9 +276,11 @@ function working(on, tool) {
 }
 
 // onEvent reads one /v1/events frame for the chat and the trace.
+// A hook point's firing id and time ("point_id", "at") are in data,
+// beside its context.
 function onEvent(name, data, id) {
   const c = (data && data.context) || {};
-  trace(name, c, id);
+  trace(name, c, data || {});
   const mine = c.chat_id === chat && (!c.platform || c.platform === 'local');
   switch (name) {
     case 'message':
@@ -501,8 +503,9 @@ function ticketEvents(ticket) {
     // EventSource delivers a named event only to listeners of that name:
     // listen to the catalogue's (KNOWN_EVENTS; a plugin's own command
     // is seen only through the fetch-based reader)
+    // ("message" is among them: onmessage is the same event, and would
+    // dispatch each one twice)
     for (const n of KNOWN_EVENTS) listen(n);
-    es.onmessage = (e) => dispatch('message', e.data, e.lastEventId);
     es.onopen = () => {
       streamOpened = true;
       connState('live', 'ok');
@@ -615,7 +618,7 @@ function summary(name, c) {
   return c.tool_name || c.message || c.user_message || c.text || c.command || c.response || c.assistant_response || '';
 }
 
-function trace(name, c, id) {
+function trace(name, c, data) {
   if (tracePaused) return;
   if (!EVENT_NAMES.has(name)) {
     EVENT_NAMES.add(name);
@@ -624,8 +627,8 @@ function trace(name, c, id) {
     sel.replaceChildren(sel.options[0], ...opts.map((n) => el('option', { value: n, text: n })));
     sel.value = sel.dataset.want || '';
   }
-  const at = c.at || (id ? '' : '');
-  const when = new Date().toLocaleTimeString();
+  const at = data.at || '';
+  const when = (at ? new Date(at) : new Date()).toLocaleTimeString();
   const chatID = chatOf(c);
   const row = el('li', { class: 'trace-row', 'data-event': name, 'data-chat': chatID + ' ' + (c.session_id || '') });
   const details = el('details');
@@ -637,7 +640,10 @@ function trace(name, c, id) {
     el('span', { class: 'outcomes' }));
   details.append(sum, el('pre', { class: 'payload', text: JSON.stringify(c, null, 2) }), el('div', { class: 'attachments' }));
   row.append(details);
-  if (c.point_id) traceRows.set(c.point_id, row);
+  if (data.point_id) {
+    row.dataset.point = data.point_id;
+    traceRows.set(String(data.point_id), row);
+  }
   filterRow(row);
   traceList.prepend(row);
   while (traceList.childElementCount > MAX_TRACE) {
@@ -650,7 +656,7 @@ function trace(name, c, id) {
 // hookResult adds what each attachment answered to its hook point's row.
 function hookResult(c) {
   if (tracePaused) return;
-  const row = traceRows.get(c.point_id);
+  const row = traceRows.get(String(c.point_id));
   if (!row) return;
   const list = row.querySelector('.attachments');
   const outcomes = row.querySelector('.outcomes');
