@@ -137,7 +137,7 @@ func TestTeamsGateway(t *testing.T) {
 	// a personal chat: the skip first (nothing sent), then a real turn
 	tg.send(tg.fake.DM("act-1", ann, "a secret"))
 	tg.send(tg.fake.DM("act-2", ann, "hello from teams"))
-	if s := tg.waitText("model says: hello"); s.Conversation != "a:29:ann" || !strings.Contains(s.Text, "model says: hello from teams") {
+	if s := tg.waitText("model says: hello from teams"); s.Conversation != "a:29:ann" || !strings.Contains(s.Text, "model says: hello from teams") {
 		t.Fatalf("reply = %+v", s)
 	}
 	for _, r := range model.Requests() {

@@ -23,6 +23,8 @@ const (
 	Scope = "https://api.botframework.com/.default"
 	// tokenEarly is how long before its expiry a token is replaced.
 	tokenEarly = time.Minute
+	// tokenFetchTimeout bounds one token request.
+	tokenFetchTimeout = 30 * time.Second
 )
 
 // tokenSource fetches and caches the bot's token.
@@ -43,7 +45,12 @@ func (ts *tokenSource) get(ctx context.Context) (string, error) {
 	if ts.token != "" && ts.now().Before(ts.expires) {
 		return ts.token, nil
 	}
-	tok, ttl, err := ts.fetch(ctx)
+	// the token is every sender's: a caller that gives up (a typing
+	// indicator's short deadline) does not throw away the request the
+	// next caller would make again
+	fctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), tokenFetchTimeout)
+	defer cancel()
+	tok, ttl, err := ts.fetch(fctx)
 	if err != nil {
 		return "", err
 	}
