@@ -150,3 +150,22 @@ func TestChatOnATerminalAsks(t *testing.T) {
 		t.Fatalf("exit %d, want 0 after a y/N prompt:\n%s\n%s", code, out.String(), errw.String())
 	}
 }
+
+// After a restart, /status names the session the next message resumes,
+// not "(none yet)".
+func TestStatusAfterARestartNamesTheStoredSession(t *testing.T) {
+	home := t.TempDir()
+	if code, out, errw := run(t, home, "", "chat", "-q", "remember me"); code != 0 {
+		t.Fatalf("chat -q: %d %s%s", code, out, errw)
+	}
+	_, list, _ := run(t, home, "", "sessions", "list")
+	rows := strings.Split(strings.TrimSpace(list), "\n")
+	if len(rows) != 2 {
+		t.Fatalf("want one session:\n%s", list)
+	}
+	id := strings.Fields(rows[1])[0]
+	code, out, errw := run(t, home, "/status\n", "chat")
+	if code != 0 || !strings.Contains(out, "Session: "+id+"\n") {
+		t.Fatalf("/status after a restart: %d, want Session: %s\n%s%s", code, id, out, errw)
+	}
+}

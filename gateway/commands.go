@@ -155,12 +155,19 @@ func (r *Runner) builtin(ctx context.Context, c *chat, j *job, typed, canonical,
 		}
 		done(adapters.StatusDone)
 	case "status":
+		// after a restart the chat's stored session is read first: it is
+		// the one the next message resumes
+		if err := r.load(ctx, c); err != nil {
+			r.log.Warn("status: reading the chat's session", "chat", c.key, "err", err)
+		}
 		c.mu.Lock()
 		running, queued := c.running != nil, len(c.queue)
 		waiting := c.approval != nil
 		id := c.sessID()
 		if running && c.turnSess != nil {
 			id = c.turnSess.ID
+		} else if _, expired := r.cfg.Reset.Expired(c.lastActive, r.cfg.Now()); id != "" && !running && expired {
+			id = "(none: the reset policy ends " + id + " at the next message)"
 		}
 		c.mu.Unlock()
 		state := "idle"
