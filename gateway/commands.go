@@ -149,7 +149,7 @@ func (r *Runner) builtin(ctx context.Context, c *chat, j *job, typed, canonical,
 		case busy:
 			r.reply(j, "Agent is running — wait or /stop first, then switch models.")
 		case strings.TrimSpace(args) != "":
-			r.reply(j, fmt.Sprintf("Model: %s\nSwitching the model per conversation is not supported; set model.name in config.yaml.", r.cfg.Agent.ModelName))
+			r.reply(j, fmt.Sprintf("Model: %s\nSwitching the model per conversation is not supported; set model.default in config.yaml.", r.cfg.Agent.ModelName))
 		default:
 			r.reply(j, "Model: "+r.cfg.Agent.ModelName)
 		}
