@@ -169,3 +169,19 @@ func TestStatusAfterARestartNamesTheStoredSession(t *testing.T) {
 		t.Fatalf("/status after a restart: %d, want Session: %s\n%s%s", code, id, out, errw)
 	}
 }
+
+// herald boot run without BOOT.md says so, naming the file, with a
+// gateway running or not, and never as the gateway's error.
+func TestBootRunWithoutAChecklist(t *testing.T) {
+	home := t.TempDir()
+	check := func(when string) {
+		t.Helper()
+		code, _, errw := cronCLI(t, home, "boot", "run")
+		if code != 1 || !strings.Contains(errw, "no BOOT.md checklist") || !strings.Contains(errw, filepath.Join(home, "BOOT.md")) || strings.Contains(errw, "gateway:") {
+			t.Fatalf("%s: exit %d, want 1 and a message naming BOOT.md, not the gateway:\n%s", when, code, errw)
+		}
+	}
+	check("no gateway")
+	cmdtest.Start(t, cmdtest.Options{Home: home})
+	check("gateway running")
+}
