@@ -185,3 +185,16 @@ func TestBootRunWithoutAChecklist(t *testing.T) {
 	cmdtest.Start(t, cmdtest.Options{Home: home})
 	check("gateway running")
 }
+
+// herald sessions list prints the configuration's warnings, with file and
+// line, as the other commands do.
+func TestSessionsListWarnsAboutTheConfig(t *testing.T) {
+	home := t.TempDir()
+	if err := os.WriteFile(filepath.Join(home, "config.yaml"), []byte("bogus_key: 1\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	code, out, errw := run(t, home, "", "sessions", "list")
+	if code != 0 || !strings.Contains(out, "No sessions yet.") || !strings.Contains(errw, `config.yaml:1: unknown key "bogus_key"`) {
+		t.Fatalf("sessions list: exit %d, want 0 and the warning on stderr:\n%s%s", code, out, errw)
+	}
+}
