@@ -22,7 +22,9 @@ const HookName = "boot-md"
 // FileName is the checklist's name inside $HERALD_HOME.
 const FileName = "BOOT.md"
 
-// SilentMarker in the reply means there was nothing to report.
+// SilentMarker as the whole reply (trimmed) means there was nothing to
+// report; a reply that merely contains it (quoting the checklist) is not
+// silent.
 const SilentMarker = "[SILENT]"
 
 // Runner runs one agent turn; *agent.Agent is one.
@@ -105,7 +107,7 @@ func (h *Hook) Start() {
 
 // Summary is the log line for a finished checklist.
 func Summary(reply string) string {
-	if strings.TrimSpace(reply) == "" || strings.Contains(reply, SilentMarker) {
+	if r := strings.TrimSpace(reply); r == "" || r == SilentMarker {
 		return "boot-md completed (nothing to report)"
 	}
 	return "boot-md completed: " + firstChars(reply, 200)

@@ -85,8 +85,11 @@ func TestBootLogLines(t *testing.T) {
 	}{
 		{name: "silent", content: "# Startup\nCheck things.\n", reply: agenttest.Reply{Content: "[SILENT]"},
 			want: []string{"Running BOOT.md (23 chars)", "boot-md completed (nothing to report)"}},
-		{name: "silent with text", content: "check", reply: agenttest.Reply{Content: "All good. [SILENT]"},
+		{name: "silent with space", content: "check", reply: agenttest.Reply{Content: "\n [SILENT] \n"},
 			want: []string{"Running BOOT.md (5 chars)", "boot-md completed (nothing to report)"}},
+		// the marker must be the whole reply: one that quotes it reports
+		{name: "quoting the marker", content: "check", reply: agenttest.Reply{Content: "All good. [SILENT]"},
+			want: []string{"Running BOOT.md (5 chars)", "boot-md completed: All good. [SILENT]"}},
 		{name: "report", content: "  naïve check  \n", reply: agenttest.Reply{Content: long},
 			want: []string{"Running BOOT.md (11 chars)", "boot-md completed: " + strings.Repeat("é", 150) + strings.Repeat("x", 50)}},
 		{name: "model fails", content: "check", reply: agenttest.Reply{Status: http.StatusUnauthorized, Message: "invalid api key"},

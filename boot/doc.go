@@ -10,8 +10,8 @@
 //   - It never delays startup: the hook returns at once and the agent runs
 //     on a goroutine the Hook owns; Close cancels it and waits.
 //   - It logs, exactly: "Running BOOT.md (N chars)" (N counts characters),
-//     then "boot-md completed (nothing to report)" when the reply contains
-//     [SILENT], "boot-md completed: <first 200 characters>" otherwise, or
+//     then "boot-md completed (nothing to report)" when the reply is
+//     [SILENT] (trimmed), "boot-md completed: <first 200 characters>" otherwise, or
 //     "boot-md agent failed: <error>". A failure (or a panic, which is
 //     recovered) never stops the gateway.
 //   - The reply is only logged; the checklist sends messages itself, with

@@ -6,6 +6,11 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"github.com/heraldgw/herald"
 
 	"github.com/heraldgw/herald/boot"
 	"github.com/heraldgw/herald/config"
@@ -62,6 +67,16 @@ func (e *env) boot(ctx context.Context, args []string) error {
 	cfg, _, err := e.loadConfig()
 	if err != nil {
 		return err
+	}
+	// checked here, with or without a gateway: a missing checklist is the
+	// operator's to write, not the gateway's or the agent's failure
+	path := filepath.Join(cfg.Home, boot.FileName)
+	b, err := herald.ReadRegularFile(path)
+	if errors.Is(err, os.ErrNotExist) || err == nil && strings.TrimSpace(string(b)) == "" {
+		return &exitError{code: 1, msg: fmt.Sprintf("no BOOT.md checklist: %s is missing or empty (write the checks to run at gateway start there)", path)}
+	}
+	if err != nil {
+		return &exitError{code: 1, msg: err.Error()}
 	}
 	var reply string
 	if runningGateway(cfg.Home) != 0 {

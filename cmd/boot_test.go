@@ -271,11 +271,11 @@ func TestBootRunWithoutGateway(t *testing.T) {
 		t.Fatal(err)
 	}
 	// no credentials: the offline echo model answers by repeating the
-	// prompt, whose [SILENT] convention it thereby echoes
+	// prompt; quoting its [SILENT] convention is not being silent
 	code, out, errOut := cronCLI(t, home, "boot", "run")
 	if code != 0 {
 		t.Fatalf("boot run: exit %d, %s", code, errOut)
 	}
-	mustContain(t, "boot run stderr", errOut, "no gateway is running, so the checklist runs here", "boot-md completed (nothing to report)")
+	mustContain(t, "boot run stderr", errOut, "no gateway is running, so the checklist runs here", "boot-md completed: [echo model — offline]")
 	mustContain(t, "boot run output", out, "[echo model — offline] You are running a startup boot checklist.", "---\nCheck the disks.\n---")
 }

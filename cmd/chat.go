@@ -9,6 +9,7 @@ import (
 	"os/user"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/heraldgw/herald"
@@ -50,7 +51,8 @@ func (e *env) chat(ctx context.Context, args []string) error {
 	if *acceptHooks {
 		e.acceptHooks = true
 	}
-	e.interactive = *q == "" && isTerminal(e.stdin)
+	tty := isTerminal(e.stdin)
+	e.interactive = *q == "" && tty
 	a, err := e.newApp(appOptions{quiet: true})
 	if err != nil {
 		return err
@@ -61,11 +63,14 @@ func (e *env) chat(ctx context.Context, args []string) error {
 	}
 	cli := &cliAdapter{out: e.stdout}
 	gc := gatewayConfig(a, []adapters.Adapter{cli})
-	if e.interactive {
-		// on a terminal, approvals are a y/N prompt; otherwise the chat's
-		// own /approve and /deny answer them
-		gc.Approvers = map[herald.Platform]agent.Approver{herald.PlatformCLI: &agent.TerminalApprover{In: e.stdin, Out: e.stdout}}
+	// on a terminal, approvals are a y/N prompt; without one nobody can
+	// answer, so a command that needs approval is denied at once
+	noTTY := &noTerminalApprover{errw: e.stderr}
+	var approver agent.Approver = noTTY
+	if tty {
+		approver = &agent.TerminalApprover{In: e.stdin, Out: e.stdout}
 	}
+	gc.Approvers = map[herald.Platform]agent.Approver{herald.PlatformCLI: approver}
 	runner := gateway.New(gc)
 	runCtx, cancel := context.WithCancel(ctx)
 	done := make(chan error, 1)
@@ -107,7 +112,7 @@ func (e *env) chat(ctx context.Context, args []string) error {
 		if err := send(*q); err != nil {
 			return &exitError{code: 1, msg: err.Error()}
 		}
-		return nil
+		return noTTY.err()
 	}
 	in := bufio.NewScanner(e.stdin)
 	in.Buffer(make([]byte, 64*1024), 10<<20)
@@ -131,6 +136,27 @@ func (e *env) chat(ctx context.Context, args []string) error {
 		if err := send(line); err != nil && ctx.Err() != nil {
 			break
 		}
+	}
+	return noTTY.err()
+}
+
+// noTerminalApprover answers for herald chat without a terminal: nobody
+// can be asked, so every command that needs approval is denied at once,
+// said on stderr, and herald chat then exits 1.
+type noTerminalApprover struct {
+	errw   io.Writer
+	denied atomic.Int32
+}
+
+func (n *noTerminalApprover) Approve(_ context.Context, req agent.ApprovalRequest) (agent.Choice, error) {
+	n.denied.Add(1)
+	fmt.Fprintf(n.errw, "herald: denied %q: it needs approval (%s) and there is no terminal to ask on (run herald chat on a terminal, or set approvals.mode)\n", req.Command, req.Description)
+	return agent.ChoiceDeny, nil
+}
+
+func (n *noTerminalApprover) err() error {
+	if c := n.denied.Load(); c > 0 {
+		return &exitError{code: 1, msg: fmt.Sprintf("%d command(s) needed approval and were denied: no terminal to ask on", c)}
 	}
 	return nil
 }

@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/heraldgw/herald"
@@ -123,6 +124,8 @@ func (e *env) gateway(ctx context.Context, args []string) error {
 	})
 	api := newAPI(a, loc, func() herald.TranscriptAppender { return runner })
 	ads := []adapters.Adapter{loc, api, newRuns(a, loc)}
+	// the platforms people talk on (api and runs live on local's listener)
+	talkedOn := map[herald.Platform]bool{loc.Platform(): true}
 	a.late = &lateGateway{}
 	for _, b := range platformBuilders {
 		ad, ok, err := b(a)
@@ -131,18 +134,22 @@ func (e *env) gateway(ctx context.Context, args []string) error {
 		}
 		if ok {
 			ads = append(ads, ad)
+			talkedOn[ad.Platform()] = true
 		}
 	}
 	inbound, err := openInbound(a, ads)
 	if err != nil {
 		return err
 	}
-	runner = gateway.New(gatewayConfig(a, ads))
+	runCtx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	gcfg := gatewayConfig(a, ads)
+	allFailed := watchPlatforms(e, talkedOn, cancel)
+	gcfg.PlatformFailed = allFailed.failed
+	runner = gateway.New(gcfg)
 	a.late.bind(runner, ads)
 	runnerReady <- runner
 
-	runCtx, cancel := context.WithCancel(ctx)
-	defer cancel()
 	if inbound != nil {
 		inboundDone := make(chan struct{})
 		go func() {
@@ -176,7 +183,48 @@ func (e *env) gateway(ctx context.Context, args []string) error {
 	dcancel()
 	os.Remove(addrFile)
 	a.log.Info("gateway stopped")
+	if err == nil {
+		err = allFailed.err()
+	}
 	return err
+}
+
+// platformWatch stops the gateway once every platform people talk on has
+// stopped for good; until then each failure is one line on stderr, so that
+// it is seen beside the platforms that keep serving.
+type platformWatch struct {
+	mu      sync.Mutex
+	e       *env
+	left    map[herald.Platform]bool
+	stop    context.CancelFunc
+	lastErr error
+}
+
+func watchPlatforms(e *env, talkedOn map[herald.Platform]bool, stop context.CancelFunc) *platformWatch {
+	return &platformWatch{e: e, left: talkedOn, stop: stop}
+}
+
+func (w *platformWatch) failed(p herald.Platform, reason string) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if !w.left[p] {
+		return
+	}
+	delete(w.left, p)
+	line := fmt.Sprintf("platform %s failed to start or stopped for good: %s", p, reason)
+	if len(w.left) > 0 {
+		fmt.Fprintf(w.e.stderr, "herald: %s (the other platforms keep running)\n", line)
+		return
+	}
+	w.lastErr = &exitError{code: 1, msg: line}
+	w.stop()
+}
+
+// err is the error the gateway exits with: set once no platform is left.
+func (w *platformWatch) err() error {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.lastErr
 }
 
 // gatewayConfig builds the Runner's configuration from herald's.

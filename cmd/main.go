@@ -205,6 +205,20 @@ func (e *env) run(ctx context.Context, args []string) error {
 // pairing), registered by those files' init.
 var extraCommands = map[string]func(ctx context.Context, e *env, args []string) error{}
 
+// loadConfigWarned loads the configuration for a command that builds no
+// app (whose logger would say them) and prints its warnings on stderr, one
+// line each, as every command shows them.
+func (e *env) loadConfigWarned() (*config.Config, error) {
+	cfg, warns, err := e.loadConfig()
+	if err != nil {
+		return nil, err
+	}
+	for _, w := range warns {
+		fmt.Fprintf(e.stderr, "herald: warning: %s\n", w)
+	}
+	return cfg, nil
+}
+
 // flags returns a FlagSet for a subcommand with --home on it.
 func (e *env) flags(name string) *flag.FlagSet {
 	fs := flag.NewFlagSet("herald "+name, flag.ContinueOnError)

@@ -19,7 +19,7 @@ func (e *env) sessions(ctx context.Context, args []string) error {
 	if _, err := parse(fs, args[1:]); err != nil {
 		return err
 	}
-	cfg, _, err := e.loadConfig()
+	cfg, err := e.loadConfigWarned()
 	if err != nil {
 		return err
 	}

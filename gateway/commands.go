@@ -149,18 +149,25 @@ func (r *Runner) builtin(ctx context.Context, c *chat, j *job, typed, canonical,
 		case busy:
 			r.reply(j, "Agent is running — wait or /stop first, then switch models.")
 		case strings.TrimSpace(args) != "":
-			r.reply(j, fmt.Sprintf("Model: %s\nSwitching the model per conversation is not supported; set model.name in config.yaml.", r.cfg.Agent.ModelName))
+			r.reply(j, fmt.Sprintf("Model: %s\nSwitching the model per conversation is not supported; set model.default in config.yaml.", r.cfg.Agent.ModelName))
 		default:
 			r.reply(j, "Model: "+r.cfg.Agent.ModelName)
 		}
 		done(adapters.StatusDone)
 	case "status":
+		// after a restart the chat's stored session is read first: it is
+		// the one the next message resumes
+		if err := r.load(ctx, c); err != nil {
+			r.log.Warn("status: reading the chat's session", "chat", c.key, "err", err)
+		}
 		c.mu.Lock()
 		running, queued := c.running != nil, len(c.queue)
 		waiting := c.approval != nil
 		id := c.sessID()
 		if running && c.turnSess != nil {
 			id = c.turnSess.ID
+		} else if _, expired := r.cfg.Reset.Expired(c.lastActive, r.cfg.Now()); id != "" && !running && expired {
+			id = "(none: the reset policy ends " + id + " at the next message)"
 		}
 		c.mu.Unlock()
 		state := "idle"

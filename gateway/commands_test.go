@@ -18,7 +18,7 @@ func TestCommands(t *testing.T) {
 		{"/commands", "Commands:\n/new"},
 		{"/whoami", "You are unnamed on local (user id u1)."},
 		{"/model", "Model: echo-test"},
-		{"/model gpt-5", "Model: echo-test\nSwitching the model per conversation is not supported"},
+		{"/model gpt-5", "Model: echo-test\nSwitching the model per conversation is not supported; set model.default in config.yaml."},
 		{"/stop", "Nothing is running."},
 		{"/queue", "Usage: /queue <prompt>"},
 		{"/approve", "Nothing is waiting for approval."},

@@ -100,6 +100,10 @@ type Config struct {
 	// Media configures attachments in (the cache, its cap,
 	// speech-to-text) and out (which files may be sent).
 	Media MediaConfig
+	// PlatformFailed, when set, is told of each platform stopped for good
+	// (its adapter returned a *adapters.FatalError: a port in use, a
+	// revoked token), with the reason already redacted.
+	PlatformFailed func(p herald.Platform, reason string)
 }
 
 // Runner is the gateway.
@@ -314,6 +318,9 @@ func (r *Runner) runAdapter(ctx context.Context, a adapters.Adapter) {
 		if adapters.IsFatal(err) {
 			r.health.Store(p, "failed: "+r.cfg.Redactor.Redact(err.Error()))
 			r.log.Error("platform stopped for good", "platform", p, "err", r.cfg.Redactor.Redact(err.Error()))
+			if r.cfg.PlatformFailed != nil {
+				r.cfg.PlatformFailed(p, r.cfg.Redactor.Redact(err.Error()))
+			}
 			return
 		}
 		if time.Since(started) >= stableAfter {

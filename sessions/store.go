@@ -5,7 +5,9 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
+	"io/fs"
 	"net/url"
+	"os"
 	"strings"
 	"sync"
 	"time"
@@ -59,6 +61,9 @@ func Open(path string) (*Store, error) {
 		// would open another file
 		return "file:" + uriPath.Replace(path) + "?" + q.Encode() + extra
 	}
+	if err := private(path); err != nil {
+		return nil, fmt.Errorf("sessions: %w", err)
+	}
 	wdb, err := sql.Open("sqlite", dsn(""))
 	if err != nil {
 		return nil, fmt.Errorf("sessions: open %s: %w", path, err)
@@ -97,6 +102,30 @@ func Open(path string) (*Store, error) {
 	s.reqs, s.closed, s.done = make(chan *writeReq, 4096), make(chan struct{}), make(chan struct{})
 	go s.writer()
 	return s, nil
+}
+
+// private makes the database at path readable by its owner only, like the
+// token and the logs: a new one is created 0600 before SQLite opens it
+// (SQLite gives its -wal and -shm the database file's mode), and an
+// existing one, and its -wal and -shm, lose any group or other access.
+func private(path string) error {
+	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE|os.O_EXCL, 0o600)
+	if err == nil {
+		return f.Close()
+	}
+	if !errors.Is(err, fs.ErrExist) {
+		return fmt.Errorf("create %s: %w", path, err)
+	}
+	for _, p := range []string{path, path + "-wal", path + "-shm"} {
+		st, err := os.Lstat(p)
+		if err != nil || !st.Mode().IsRegular() || st.Mode().Perm()&0o077 == 0 {
+			continue
+		}
+		if err := os.Chmod(p, st.Mode().Perm()&0o700); err != nil {
+			return fmt.Errorf("make %s private: %w", p, err)
+		}
+	}
+	return nil
 }
 
 // migrate brings the schema up to date. Several processes may open a new
