@@ -12,6 +12,7 @@ package hooks
 
 import (
 	"encoding/json"
+	"reflect"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -136,6 +137,10 @@ func fromAnswer(a *Answer) AttachmentResult {
 func Outcome(v any, err error) (outcome, detail string) {
 	if err != nil {
 		return "error", err.Error()
+	}
+	if rv := reflect.ValueOf(v); rv.Kind() == reflect.Pointer && rv.IsNil() {
+		// a typed nil from a Go callback is "no decision"
+		return "none", ""
 	}
 	switch x := v.(type) {
 	case nil:

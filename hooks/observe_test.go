@@ -61,3 +61,13 @@ func TestObserveResults(t *testing.T) {
 	default:
 	}
 }
+
+// A Go callback that answers a typed nil (a *DispatchDecision nil: "no
+// decision") is no decision, not a crash of the dispatch it watched.
+func TestOutcomeOfTypedNil(t *testing.T) {
+	for _, v := range []any{(*DispatchDecision)(nil), (*ToolDecision)(nil), (*LLMContext)(nil), (*Replace)(nil), (*CommandDecision)(nil)} {
+		if o, d := Outcome(v, nil); o != "none" || d != "" {
+			t.Errorf("Outcome(%T nil) = %q %q", v, o, d)
+		}
+	}
+}
