@@ -470,6 +470,50 @@ func (s *Server) WaitSent(ctx context.Context, n int) ([]Sent, error) {
 	return out, nil
 }
 
+// WaitFor waits until cond holds of the events the bot sent.
+func (s *Server) WaitFor(ctx context.Context, cond func([]Sent) bool) ([]Sent, error) {
+	var out []Sent
+	err := s.wait(ctx, func() bool {
+		out = append([]Sent(nil), s.sent...)
+		return cond(out)
+	})
+	return out, err
+}
+
+// Shown is a message as a reader sees it: its latest edit applied.
+type Shown struct {
+	EventID    string
+	Room       string
+	MsgType    string
+	Text       string
+	ThreadRoot string
+	ReplyTo    string
+	// Edits is how many m.replace edits it had.
+	Edits int
+}
+
+// Visible returns the messages in sent as a reader of room sees them, in
+// order: each edit (m.replace) applied to the message it replaces.
+func Visible(sent []Sent, room string) []Shown {
+	var out []Shown
+	at := map[string]int{}
+	for _, s := range sent {
+		if s.Room != room {
+			continue
+		}
+		if s.Replaces != "" {
+			if i, ok := at[s.Replaces]; ok {
+				out[i].Text = s.NewBody
+				out[i].Edits++
+			}
+			continue
+		}
+		at[s.EventID] = len(out)
+		out = append(out, Shown{EventID: s.EventID, Room: s.Room, MsgType: s.MsgType, Text: s.Body, ThreadRoot: s.ThreadRoot, ReplyTo: s.ReplyTo})
+	}
+	return out
+}
+
 // Wait waits until cond (called with the server's lock held) holds.
 func (s *Server) wait(ctx context.Context, cond func() bool) error {
 	for {
