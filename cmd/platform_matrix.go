@@ -7,6 +7,7 @@ package cmd
 // listener.
 
 import (
+	"context"
 	"fmt"
 	"net/url"
 
@@ -32,6 +33,10 @@ func buildMatrix(a *app) (adapters.Adapter, bool, error) {
 			return nil, false, fmt.Errorf("config.yaml: platforms.matrix.homeserver %q is not an http(s) URL (e.g. https://matrix.example.org)", mc.Homeserver)
 		}
 	}
+	allowed := mc.AllowedUsers
+	if truthy(a.e.getenv("GATEWAY_ALLOW_ALL_USERS")) {
+		allowed = append(allowed, "*")
+	}
 	return matrix.New(matrix.Config{
 		Homeserver:   mc.Homeserver,
 		AccessToken:  mc.AccessToken,
@@ -39,9 +44,13 @@ func buildMatrix(a *app) (adapters.Adapter, bool, error) {
 		Password:     mc.Password,
 		DeviceID:     mc.DeviceID,
 		HomeChannel:  mc.HomeChannel,
-		AllowedUsers: mc.AllowedUsers,
-		Store:        a.store,
-		Log:          a.log.With("platform", "matrix"),
-		Redactor:     a.redactor,
+		AllowedUsers: allowed,
+		Paired: func(ctx context.Context, user string) bool {
+			ok, err := a.store.Paired(ctx, string(matrix.Platform), user)
+			return err == nil && ok
+		},
+		Store:    a.store,
+		Log:      a.log.With("platform", "matrix"),
+		Redactor: a.redactor,
 	}), true, nil
 }

@@ -320,12 +320,17 @@ func TestEncryptedRoomGetsOneNotice(t *testing.T) {
 
 func TestInvites(t *testing.T) {
 	fake := newFake(t)
-	start(t, fake, matrix.Config{AllowedUsers: []string{ann}})
+	paired := func(_ context.Context, u string) bool { return u == "@paired:localhost" }
+	start(t, fake, matrix.Config{AllowedUsers: []string{ann}, Paired: paired})
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
 	fake.Invite("!stranger:localhost", "@mallory:localhost", "Mallory", false)
 	fake.Invite("!new:localhost", ann, "Ann", false)
 	if err := fake.WaitJoined(ctx, "!new:localhost"); err != nil {
+		t.Fatal(err)
+	}
+	fake.Invite("!pairedroom:localhost", "@paired:localhost", "Pat", false)
+	if err := fake.WaitJoined(ctx, "!pairedroom:localhost"); err != nil {
 		t.Fatal(err)
 	}
 	fake.Invite("!secret:localhost", ann, "Ann", true)

@@ -60,6 +60,9 @@ type Config struct {
 	// AllowedUsers may invite the bot into rooms: it joins when one of
 	// them invites it ("*" lets anyone). Others' invites are left alone.
 	AllowedUsers []string
+	// Paired reports whether a user was let in by pairing; their invites
+	// are joined too. nil: none are.
+	Paired func(ctx context.Context, userID string) bool
 	// Store keeps the since token; nil keeps it in memory (a restart then
 	// skips what came while it was down).
 	Store Store

@@ -290,8 +290,8 @@ func localpart(user string) string {
 
 // invited joins a room an allowed user invited the bot to.
 func (a *Adapter) invited(ctx context.Context, inv Invite) {
-	if !a.allowed(inv.Inviter) {
-		a.log.Info("matrix: invite from a user not in allowed_users left alone", "room", inv.RoomID, "inviter", inv.Inviter)
+	if !a.allowed(ctx, inv.Inviter) {
+		a.log.Info("matrix: invite from a user neither in allowed_users nor paired left alone", "room", inv.RoomID, "inviter", inv.Inviter)
 		return
 	}
 	cli := a.client()
@@ -308,13 +308,13 @@ func (a *Adapter) invited(ctx context.Context, inv Invite) {
 	}
 }
 
-func (a *Adapter) allowed(user string) bool {
+func (a *Adapter) allowed(ctx context.Context, user string) bool {
 	for _, u := range a.cfg.AllowedUsers {
 		if u == "*" || strings.EqualFold(strings.TrimSpace(u), user) {
 			return true
 		}
 	}
-	return false
+	return a.cfg.Paired != nil && a.cfg.Paired(ctx, user)
 }
 
 // encryptionNotice says once per room (across restarts) that herald does
