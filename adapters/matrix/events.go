@@ -38,6 +38,9 @@ type RoomUpdate struct {
 	Encrypted bool
 	// Timeline holds the room's messages and encrypted events, in order.
 	Timeline []Event
+	// Limited is set when the homeserver left out older events of the
+	// timeline (a gap: more happened than one sync returns).
+	Limited bool
 }
 
 // Member is a room member and their display name ("" when unset).
@@ -118,7 +121,7 @@ func Read(resp *mautrix.RespSync, self string) Batch {
 		if jr == nil || roomID == "" {
 			continue
 		}
-		u := RoomUpdate{RoomID: string(roomID)}
+		u := RoomUpdate{RoomID: string(roomID), Limited: jr.Timeline.Limited}
 		state := jr.State.Events
 		if jr.StateAfter != nil {
 			state = append(state, jr.StateAfter.Events...)

@@ -27,6 +27,12 @@ import (
 const EncryptionNotice = "This room is end-to-end encrypted, and herald does not support end-to-end encryption: " +
 	"it cannot read messages here and will not answer in this room. Talk to it in an unencrypted room or direct chat."
 
+// syncFilter is an inline filter (the spec allows one in place of a
+// filter id): up to 100 events per room and sync, where
+// Synapse's default is 10, so a restart after a busy hour still gets
+// every message.
+const syncFilter = `{"room":{"timeline":{"limit":100}}}`
+
 func (a *Adapter) sinceKey() string { return "matrix:since:" + a.self }
 
 // syncLoop syncs until ctx ends; it returns a *FatalError when the token
@@ -81,7 +87,7 @@ func (a *Adapter) syncOnce(ctx context.Context, since string, timeout time.Durat
 	cli := a.client()
 	rctx, cancel := context.WithTimeout(ctx, timeout+requestTimeout)
 	defer cancel()
-	resp, err := cli.FullSyncRequest(rctx, mautrix.ReqSync{Timeout: int(timeout.Milliseconds()), Since: since})
+	resp, err := cli.FullSyncRequest(rctx, mautrix.ReqSync{Timeout: int(timeout.Milliseconds()), Since: since, FilterID: syncFilter})
 	if err != nil {
 		return Batch{}, a.classify("sync", err)
 	}
@@ -98,6 +104,9 @@ func (a *Adapter) apply(ctx context.Context, sink adapters.Sink, b Batch, initia
 		info := a.updateRoom(u, initial)
 		if initial {
 			continue
+		}
+		if u.Limited {
+			a.log.Warn("matrix: the homeserver left out older messages of a room (more than one sync holds); they are not answered", "room", u.RoomID)
 		}
 		for _, ev := range u.Timeline {
 			if ev.Encrypted || info != nil && info.encrypted {
