@@ -204,6 +204,15 @@ func TestMentionsAndThreadsInbound(t *testing.T) {
 	if m := r.sink.next(t); m.ReplyTo != root || m.Text != "the answer" || m.Source.ThreadID != "" {
 		t.Errorf("reply %+v", m)
 	}
+	// a reply to the bot's own message addresses it
+	mine, err := r.ad.Send(context.Background(), herald.Target{ChatID: grpID}, adapters.Outgoing{Text: "a question?"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	fake.Say(grpID, bob, matrixtest.ReplyTo("yes", mine.MessageID))
+	if m := r.sink.next(t); !m.Mentioned || m.ReplyTo != mine.MessageID {
+		t.Errorf("a reply to the bot %+v", m)
+	}
 	// notices (other bots) and edits are not answered
 	fake.Say(grpID, bob, map[string]any{"msgtype": "m.notice", "body": "a bot says"})
 	fake.Say(grpID, bob, map[string]any{"msgtype": "m.text", "body": "* edited", "m.relates_to": map[string]any{"rel_type": "m.replace", "event_id": root}})
@@ -367,5 +376,67 @@ func TestPasswordLoginReusesTheDevice(t *testing.T) {
 	bad := matrix.New(matrix.Config{Homeserver: fake.URL(), AccessToken: "syt_wrong_token_123"})
 	if err := bad.Run(context.Background(), &sink{}); !adapters.IsFatal(err) || !strings.Contains(err.Error(), "MATRIX_ACCESS_TOKEN") {
 		t.Errorf("wrong token: %v", err)
+	}
+}
+
+// refusing is a gateway that turns messages away at the door until told
+// otherwise.
+type refusing struct {
+	sink
+	mu      sync.Mutex
+	refuse  bool
+	refused chan struct{}
+}
+
+func (s *refusing) Receive(ctx context.Context, m herald.Message) *adapters.Receipt {
+	s.mu.Lock()
+	refuse := s.refuse
+	s.mu.Unlock()
+	if refuse {
+		select {
+		case s.refused <- struct{}{}:
+		default:
+		}
+		return adapters.Resolved(adapters.Outcome{Status: adapters.StatusSkipped, Err: errors.New("gateway stopping")})
+	}
+	return s.sink.Receive(ctx, m)
+}
+
+// A message the gateway refused is not lost: its batch is synced again
+// (the token is not moved past it), and taken once the gateway takes it.
+func TestRefusedBatchIsSyncedAgain(t *testing.T) {
+	fake := newFake(t)
+	s := &refusing{sink: sink{ch: make(chan herald.Message, 10)}, refuse: true, refused: make(chan struct{}, 1)}
+	ad := matrix.New(matrix.Config{Homeserver: fake.URL(), AccessToken: fake.Token(), Store: &memStore{}, SyncTimeout: 5 * time.Second})
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- ad.Run(ctx, s) }()
+	defer func() { cancel(); <-done }()
+	wctx, wcancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer wcancel()
+	if err := fake.WaitSyncs(wctx, 2); err != nil {
+		t.Fatal(err)
+	}
+	id := fake.Say(dmID, ann, matrixtest.Text("refused at first"))
+	select {
+	case <-s.refused:
+	case <-wctx.Done():
+		t.Fatal("the message never reached the gateway")
+	}
+	s.mu.Lock()
+	s.refuse = false
+	s.mu.Unlock()
+	if m := s.next(t); m.ID != id {
+		t.Fatalf("got %+v", m)
+	}
+	// the batch was asked for twice from the same token
+	sinces, again := fake.Sinces(), 0
+	for _, since := range sinces {
+		if since == sinces[1] {
+			again++
+		}
+	}
+	if again < 2 {
+		t.Errorf("syncs %q: the retry did not resume from the token before the refused batch", sinces)
 	}
 }

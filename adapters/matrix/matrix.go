@@ -89,7 +89,13 @@ type Adapter struct {
 	// typing is when the indicator was last shown in each room.
 	typing map[string]time.Time
 	mem    map[string]string // the store when none is configured
+	// sent are the ids of the bot's recent messages, oldest first: a
+	// reply to one of them in a room addresses the bot
+	sent []string
 }
+
+// recentSent is how many of its own message ids the adapter remembers.
+const recentSent = 256
 
 // roomInfo is what herald knows of a joined room.
 type roomInfo struct {

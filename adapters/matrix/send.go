@@ -212,6 +212,12 @@ func (a *Adapter) sendEvent(ctx context.Context, roomID string, content map[stri
 		}
 		return "", a.classify("send to "+roomID, err)
 	}
+	a.mu.Lock()
+	if len(a.sent) >= recentSent {
+		a.sent = a.sent[1:]
+	}
+	a.sent = append(a.sent, string(resp.EventID))
+	a.mu.Unlock()
 	return string(resp.EventID), nil
 }
 

@@ -69,9 +69,15 @@ func (a *Adapter) syncLoop(ctx context.Context, sink adapters.Sink) error {
 			failures = 0
 		}
 		if !a.apply(ctx, sink, batch, initial) {
-			// the gateway is stopping: keep the old token, so the next
-			// start gets this batch again
-			return nil
+			// the gateway refused a message (it is stopping, or could not
+			// store it): keep the old token, so this batch comes again,
+			// now or at the next start
+			a.log.Warn("matrix: the gateway refused a message; the batch will be synced again")
+			if !sleep(ctx, backoff(failures, nil)) {
+				return nil
+			}
+			failures++
+			continue
 		}
 		if batch.NextBatch != "" {
 			since = batch.NextBatch
@@ -226,6 +232,7 @@ func (a *Adapter) message(ctx context.Context, roomID string, ev Event) (herald.
 	self, selfName := a.self, a.name
 	name := info.members[ev.Sender]
 	dm := len(info.members) == 2
+	repliedToBot := ev.ReplyTo != "" && slices.Contains(a.sent, ev.ReplyTo)
 	a.mu.Unlock()
 	if name == "" {
 		name = localpart(ev.Sender)
@@ -246,6 +253,8 @@ func (a *Adapter) message(ctx context.Context, roomID string, ev Event) (herald.
 	} else if mentioned(ev, self, selfName) {
 		m.Mentioned = true
 		m.Text = stripMention(m.Text, self, selfName)
+	} else if repliedToBot {
+		m.Mentioned = true
 	}
 	return m, true
 }
