@@ -336,6 +336,15 @@ func applyEnv(c *Config, get func(string) string) {
 	set(&mx.Password, "MATRIX_PASSWORD")
 	set(&mx.DeviceID, "MATRIX_DEVICE_ID")
 	set(&mx.HomeChannel, "MATRIX_HOME_ROOM")
+	if b, err := strconv.ParseBool(strings.TrimSpace(get("MATRIX_REQUIRE_MENTION"))); err == nil {
+		mx.RequireMention = &b
+	}
+	if v := get("MATRIX_FREE_RESPONSE_ROOMS"); v != "" {
+		mx.FreeResponseChannels = splitList(v)
+	}
+	if v := get("MATRIX_ALLOWED_ROOMS"); v != "" {
+		mx.AllowedChannels = splitList(v)
+	}
 	if v := get("HERALD_GATEWAY_BUSY_INPUT_MODE"); v != "" {
 		c.BusyInputMode = v
 	}

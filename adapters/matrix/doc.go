@@ -9,24 +9,28 @@
 // store) so restarts do not pile up devices. The token a login gets is
 // held in memory only.
 //
-// Inbound: a /sync long poll. The since token is stored (Store, the
-// state.db kv table) after every message of a batch was taken by the
-// gateway, so a restart resumes where the last one stopped: nothing is
-// replayed, nothing is lost; a batch the gateway refused (it was
-// stopping) is synced again, and what of it was taken twice is dropped
-// by the gateway's dedup on the event id. The very first start syncs
-// once without waiting and answers none of the backlog. m.text and
-// m.emote messages become herald.Messages: a room with two members (the
-// bot and one other) is a DM, any other a group, where the bot is
-// mentioned when m.mentions.user_ids names it, its pill links to it, or
-// the body holds its user id or display name (a leading "Name: " is then
-// dropped). An m.thread relation is the ThreadID, m.in_reply_to the
+// Inbound: a /sync long poll (up to 100 events per room and sync). The
+// since token is stored (Store, the state.db kv table) after every
+// message of a batch was taken by the gateway, so a restart resumes where
+// the last one stopped: nothing is replayed, nothing is lost. A batch the
+// gateway refused (it was stopping, or could not store a message) is
+// synced again after a pause; what of it was taken twice is dropped by
+// the gateway's dedup on the event id. The very first start syncs once
+// without waiting and answers none of the backlog. A timeline the
+// homeserver cut (limited) is logged.
+//
+// m.text and m.emote messages become herald.Messages: a room with two
+// members (the bot and one other) is a DM, any other a group, where the
+// bot is mentioned when m.mentions.user_ids names it, its pill links to
+// it, the body holds its user id or display name (a leading "Name: " is
+// then dropped), or the message replies to one of the bot's recent
+// messages. An m.thread relation is the ThreadID, m.in_reply_to the
 // ReplyTo (a reply fallback quote is dropped from the text). Notices
 // (other bots), edits and the bot's own events are ignored; media are
 // not read yet.
 //
-// Invites: the bot joins a room when a user in AllowedUsers invites it;
-// other invites are left alone (and logged).
+// Invites: the bot joins a room when a user in AllowedUsers ("*": anyone)
+// or one Paired invites it; other invites are left alone (and logged).
 //
 // Encryption is not supported. In a room with m.room.encryption state, or
 // on an m.room.encrypted event, herald sends one plain notice
