@@ -15,8 +15,9 @@
 // the last one stopped: nothing is replayed, nothing is lost. A batch the
 // gateway refused (it was stopping, or could not store a message) is
 // synced again after a pause; what of it was taken twice is dropped by
-// the gateway's dedup on the event id. The very first start syncs once
-// without waiting and answers none of the backlog. A timeline the
+// the gateway's dedup on the event id. The first sync of every start
+// does not wait (Health says "connected" once it went through); on the
+// very first start it answers none of the backlog. A timeline the
 // homeserver cut (limited) is logged.
 //
 // m.text and m.emote messages become herald.Messages: a room with two

@@ -192,8 +192,7 @@ func (a *Adapter) Run(ctx context.Context, sink adapters.Sink) error {
 			return nil
 		}
 	}
-	a.setState("connected")
-	a.log.Info("matrix connected", "user_id", a.self)
+	a.log.Info("matrix logged in", "user_id", a.self)
 	return a.syncLoop(ctx, sink)
 }
 

@@ -39,12 +39,14 @@ func (a *Adapter) sinceKey() string { return "matrix:since:" + a.self }
 // stops working.
 func (a *Adapter) syncLoop(ctx context.Context, sink adapters.Sink) error {
 	since, _ := a.kv(ctx, a.sinceKey())
-	initial := since == ""
+	// initial: the very first start, which answers nothing said before
+	// it; first: the first sync of this run, which catches up without
+	// waiting, so the adapter is connected at once
+	initial, first := since == "", true
 	failures := 0
 	for ctx.Err() == nil {
 		timeout := a.cfg.SyncTimeout
-		if initial {
-			// the first start answers nothing said before it
+		if first {
 			timeout = 0
 		}
 		batch, err := a.syncOnce(ctx, since, timeout)
@@ -64,10 +66,7 @@ func (a *Adapter) syncLoop(ctx context.Context, sink adapters.Sink) error {
 			failures++
 			continue
 		}
-		if failures > 0 {
-			a.setState("connected")
-			failures = 0
-		}
+		failures = 0
 		if !a.apply(ctx, sink, batch, initial) {
 			// the gateway refused a message (it is stopping, or could not
 			// store it): keep the old token, so this batch comes again,
@@ -83,7 +82,14 @@ func (a *Adapter) syncLoop(ctx context.Context, sink adapters.Sink) error {
 			since = batch.NextBatch
 			a.setKV(ctx, a.sinceKey(), since)
 		}
-		initial = false
+		// connected once a sync went through: from here on, every
+		// message is answered (on a first start, the backlog was just
+		// skipped)
+		if first || a.Health() != "connected" {
+			a.setState("connected")
+			a.log.Info("matrix connected", "user_id", a.self)
+		}
+		initial, first = false, false
 	}
 	return nil
 }
