@@ -238,6 +238,12 @@ func TestEditAndTyping(t *testing.T) {
 	if got.Replaces != sent.MessageID || got.NewBody != "final *text*" || got.Body != "* final *text*" || !strings.Contains(got.FormattedBody, "<em>text</em>") {
 		t.Errorf("edit %+v", got)
 	}
+	if err := r.ad.Delete(ctx, to, sent.MessageID); err != nil {
+		t.Fatal(err)
+	}
+	if red := fake.Redacted(); len(red) != 1 || red[0] != sent.MessageID {
+		t.Errorf("redacted %q", red)
+	}
 	ty := fake.Typings()
 	if len(ty) != 2 || !ty[0].Typing || ty[0].Timeout != 30000 || ty[1].Typing || ty[0].Room != dmID {
 		t.Errorf("typing %+v, want on once, then off after the answer", ty)

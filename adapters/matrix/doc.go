@@ -43,7 +43,8 @@
 // HTML escaped) as formatted_body; an empty m.mentions so no name in an
 // answer pings anyone; m.thread for a thread (falling back to a reply to
 // its root), m.in_reply_to for a reply. Edit sends an m.replace with
-// m.new_content (streamed replies). Typing sends a typing notification
+// m.new_content (streamed replies); Delete redacts (a preview whose final
+// edit failed). Typing sends a typing notification
 // of 30 s, renewed at most every 20 s, and taken down when the answer
 // is sent.
 //

@@ -106,6 +106,7 @@ type roomInfo struct {
 var (
 	_ adapters.Adapter       = (*Adapter)(nil)
 	_ adapters.Editor        = (*Adapter)(nil)
+	_ adapters.Deleter       = (*Adapter)(nil)
 	_ adapters.Typer         = (*Adapter)(nil)
 	_ adapters.Healther      = (*Adapter)(nil)
 	_ adapters.HomeChanneler = (*Adapter)(nil)

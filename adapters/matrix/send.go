@@ -80,6 +80,21 @@ func (a *Adapter) Edit(ctx context.Context, to herald.Target, messageID, text st
 	return err
 }
 
+// Delete implements adapters.Deleter: a redaction of the message (a
+// streamed preview whose final edit failed).
+func (a *Adapter) Delete(ctx context.Context, to herald.Target, messageID string) error {
+	roomID, err := a.target(ctx, to)
+	if err != nil {
+		return err
+	}
+	rctx, cancel := context.WithTimeout(ctx, requestTimeout)
+	defer cancel()
+	if _, err := a.client().RedactEvent(rctx, id.RoomID(roomID), id.EventID(messageID)); err != nil {
+		return a.classify("redact in "+roomID, err)
+	}
+	return nil
+}
+
 // Typing implements adapters.Typer: a typing notification lasting
 // typingTimeout, renewed at most every typingRenew.
 func (a *Adapter) Typing(ctx context.Context, to herald.Target) error {

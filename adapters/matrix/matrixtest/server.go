@@ -3,7 +3,8 @@
 // documented shapes (spec v1.x, /_matrix/client/v3): POST /login
 // (m.login.password), GET /account/whoami, GET /sync (since tokens and a
 // long-poll timeout), PUT /rooms/{id}/send/{type}/{txnId} (idempotent per
-// transaction id), PUT /rooms/{id}/typing/{userId}, POST /join/{id} and
+// transaction id), PUT /rooms/{id}/typing/{userId}, PUT
+// /rooms/{id}/redact/{eventId}/{txnId}, POST /join/{id} and
 // /rooms/{id}/join, GET /rooms/{id}/joined_members, GET
 // /rooms/{id}/state/{type}/{key}, GET /profile/{userId}[/displayname].
 // Every call is recorded; sends can be rate limited (429
@@ -92,6 +93,7 @@ type Server struct {
 	sent     []Sent
 	txns     map[string]string // txn id → event id
 	typing   []Typing
+	redacted []string
 	joins    []string
 	logins   []map[string]any
 	sinces   []string
@@ -123,6 +125,7 @@ func New(opts Options) *Server {
 	mux.HandleFunc("GET "+v3+"/sync", s.authed(s.sync))
 	mux.HandleFunc("PUT "+v3+"/rooms/{room}/send/{type}/{txn}", s.authed(s.send))
 	mux.HandleFunc("PUT "+v3+"/rooms/{room}/typing/{user}", s.authed(s.typingHandler))
+	mux.HandleFunc("PUT "+v3+"/rooms/{room}/redact/{event}/{txn}", s.authed(s.redact))
 	mux.HandleFunc("POST "+v3+"/join/{room}", s.authed(s.join))
 	mux.HandleFunc("POST "+v3+"/rooms/{room}/join", s.authed(s.join))
 	mux.HandleFunc("GET "+v3+"/rooms/{room}/joined_members", s.authed(s.joinedMembers))
@@ -555,6 +558,26 @@ func (s *Server) typingHandler(w http.ResponseWriter, r *http.Request) {
 	s.bump()
 	s.mu.Unlock()
 	writeJSON(w, http.StatusOK, map[string]any{})
+}
+
+func (s *Server) redact(w http.ResponseWriter, r *http.Request) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if _, ok := s.rooms[r.PathValue("room")]; !ok {
+		matrixError(w, http.StatusForbidden, "M_FORBIDDEN", "User not in room")
+		return
+	}
+	s.next++
+	s.redacted = append(s.redacted, r.PathValue("event"))
+	s.bump()
+	writeJSON(w, http.StatusOK, map[string]any{"event_id": fmt.Sprintf("$redaction%d", s.next)})
+}
+
+// Redacted are the events the bot redacted, in order.
+func (s *Server) Redacted() []string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return append([]string(nil), s.redacted...)
 }
 
 // Typings are the typing notifications received.
