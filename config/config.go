@@ -164,6 +164,7 @@ type Platforms struct {
 	Webhook  Webhook  `yaml:"webhook"`
 	WhatsApp WhatsApp `yaml:"whatsapp"`
 	Teams    Teams    `yaml:"teams"`
+	Matrix   Matrix   `yaml:"matrix"`
 }
 
 // Common is what every platform shares.
@@ -290,6 +291,21 @@ type Teams struct {
 	// endpoints (for tests; empty uses them).
 	OpenIDMetadataURL string `yaml:"openid_metadata_url"`
 	TokenURL          string `yaml:"token_url"`
+}
+
+// Matrix settings (the client-server API). Credentials come from
+// MATRIX_ACCESS_TOKEN, or MATRIX_USER_ID and MATRIX_PASSWORD (Hermes'
+// names); the homeserver from MATRIX_HOMESERVER.
+type Matrix struct {
+	Common      `yaml:",inline"`
+	Enabled     *bool  `yaml:"enabled"`
+	Homeserver  string `yaml:"homeserver"`
+	AccessToken string `yaml:"access_token"`
+	UserID      string `yaml:"user_id"`
+	Password    string `yaml:"password"`
+	// DeviceID is the device a password login reuses (default: the one
+	// the first login got, kept in state.db).
+	DeviceID string `yaml:"device_id"`
 }
 
 // Inbound is the shared listener of the endpoints that face the internet

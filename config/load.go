@@ -329,6 +329,22 @@ func applyEnv(c *Config, get func(string) string) {
 	set(&c.Platforms.Teams.AppID, "MICROSOFT_APP_ID")
 	set(&c.Platforms.Teams.AppPassword, "MICROSOFT_APP_PASSWORD")
 	set(&c.Platforms.Teams.TenantID, "MICROSOFT_APP_TENANT_ID")
+	mx := &c.Platforms.Matrix
+	set(&mx.Homeserver, "MATRIX_HOMESERVER")
+	set(&mx.AccessToken, "MATRIX_ACCESS_TOKEN")
+	set(&mx.UserID, "MATRIX_USER_ID")
+	set(&mx.Password, "MATRIX_PASSWORD")
+	set(&mx.DeviceID, "MATRIX_DEVICE_ID")
+	set(&mx.HomeChannel, "MATRIX_HOME_ROOM")
+	if b, err := strconv.ParseBool(strings.TrimSpace(get("MATRIX_REQUIRE_MENTION"))); err == nil {
+		mx.RequireMention = &b
+	}
+	if v := get("MATRIX_FREE_RESPONSE_ROOMS"); v != "" {
+		mx.FreeResponseChannels = splitList(v)
+	}
+	if v := get("MATRIX_ALLOWED_ROOMS"); v != "" {
+		mx.AllowedChannels = splitList(v)
+	}
 	if v := get("HERALD_GATEWAY_BUSY_INPUT_MODE"); v != "" {
 		c.BusyInputMode = v
 	}
@@ -337,6 +353,7 @@ func applyEnv(c *Config, get func(string) string) {
 		"SLACK": &c.Platforms.Slack.Common, "LOCAL": &c.Platforms.Local.Common,
 		"WHATSAPP": &c.Platforms.WhatsApp.Common,
 		"TEAMS":    &c.Platforms.Teams.Common,
+		"MATRIX":   &c.Platforms.Matrix.Common,
 	} {
 		if v := get(name + "_ALLOWED_USERS"); v != "" {
 			p.AllowedUsers = splitList(v)
@@ -413,6 +430,8 @@ func collectSecrets(c *Config, get func(string) string) map[string]string {
 	add("platforms.whatsapp.verify_token", c.Platforms.WhatsApp.VerifyToken)
 	add("platforms.whatsapp.app_secret", c.Platforms.WhatsApp.AppSecret)
 	add("platforms.teams.app_password", c.Platforms.Teams.AppPassword)
+	add("platforms.matrix.access_token", c.Platforms.Matrix.AccessToken)
+	add("platforms.matrix.password", c.Platforms.Matrix.Password)
 	for name, r := range c.Platforms.Webhook.Routes {
 		add("platforms.webhook.routes."+name+".secret", r.Secret)
 	}
