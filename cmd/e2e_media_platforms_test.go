@@ -12,6 +12,7 @@ import (
 	"github.com/bwmarrin/discordgo"
 
 	"github.com/heraldgw/herald/adapters/discord/discordtest"
+	"github.com/heraldgw/herald/adapters/matrix/matrixtest"
 	"github.com/heraldgw/herald/adapters/slack/slacktest"
 	"github.com/heraldgw/herald/adapters/teams/teamstest"
 	"github.com/heraldgw/herald/adapters/telegram/telegramtest"
@@ -191,6 +192,7 @@ type platforms struct {
 	sl *slacktest.Server
 	wa *whatsapptest.Server
 	tm *teamstest.Server
+	mx *matrixtest.Server
 	g  *cmdtest.Gateway
 	// inbound is the address of the inbound listener ("" without it)
 	inbound string
@@ -203,7 +205,8 @@ func startPlatforms(t *testing.T, home, extra string, env map[string]string) *pl
 	return startPlatformsOf(t, home, extra, env, false)
 }
 
-// startAllPlatforms is startPlatforms with WhatsApp and Teams too.
+// startAllPlatforms is startPlatforms with WhatsApp, Teams and Matrix
+// too; Matrix has a DM room !alldm:localhost with @cy:localhost.
 func startAllPlatforms(t *testing.T, home, extra string, env map[string]string) *platforms {
 	return startPlatformsOf(t, home, extra, env, true)
 }
@@ -232,18 +235,23 @@ func startPlatformsOf(t *testing.T, home, extra string, env map[string]string, a
 	if all {
 		p.wa = whatsapptest.New(whatsapptest.Options{})
 		p.tm = teamstest.New(teamstest.Options{})
+		p.mx = matrixtest.New(matrixtest.Options{})
 		t.Cleanup(p.wa.Close)
 		t.Cleanup(p.tm.Close)
+		t.Cleanup(p.mx.Close)
+		p.mx.Room("!alldm:localhost", map[string]string{"@cy:localhost": "Cy"})
 		cfg = "inbound:\n  listen: 127.0.0.1:0\n" + cfg +
 			"  whatsapp:\n    api_base: " + p.wa.APIBase() + "\n    allowed_users: [\"*\"]\n" +
-			"  teams:\n    openid_metadata_url: " + p.tm.OpenIDMetadataURL() + "\n    token_url: " + p.tm.TokenURL() + "\n    allowed_users: [\"*\"]\n"
+			"  teams:\n    openid_metadata_url: " + p.tm.OpenIDMetadataURL() + "\n    token_url: " + p.tm.TokenURL() + "\n    allowed_users: [\"*\"]\n" +
+			"  matrix:\n    homeserver: " + p.mx.URL() + "\n    allowed_users: [\"*\"]\n"
 		envs["WHATSAPP_ACCESS_TOKEN"] = p.wa.Token()
 		envs["WHATSAPP_PHONE_NUMBER_ID"] = p.wa.PhoneNumberID()
 		envs["WHATSAPP_VERIFY_TOKEN"] = "wa-verify-token-0123456789"
 		envs["WHATSAPP_APP_SECRET"] = p.wa.AppSecret()
 		envs["MICROSOFT_APP_ID"] = p.tm.AppID()
 		envs["MICROSOFT_APP_PASSWORD"] = p.tm.AppPassword()
-		connected = append(connected, "whatsapp", "teams")
+		envs["MATRIX_ACCESS_TOKEN"] = p.mx.Token()
+		connected = append(connected, "whatsapp", "teams", "matrix")
 	}
 	if err := os.WriteFile(filepath.Join(home, "config.yaml"), []byte(cfg), 0o600); err != nil {
 		t.Fatal(err)

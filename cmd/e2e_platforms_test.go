@@ -8,6 +8,7 @@ import (
 
 	"github.com/bwmarrin/discordgo"
 
+	"github.com/heraldgw/herald/adapters/matrix/matrixtest"
 	"github.com/heraldgw/herald/adapters/teams/teamstest"
 	"github.com/heraldgw/herald/adapters/whatsapp"
 	"github.com/heraldgw/herald/adapters/whatsapp/whatsapptest"
@@ -15,12 +16,12 @@ import (
 )
 
 // One gateway process with every platform: Telegram, Discord, Slack,
-// WhatsApp and Teams against their fakes (the last two on the inbound
-// listener), and the local platform. Each answers a DM from an allowed
+// WhatsApp, Teams and Matrix against their fakes (WhatsApp and Teams on
+// the inbound listener), and the local platform. Each answers a DM from an allowed
 // user, and no platform's secret reaches the log.
 func TestAllPlatformsInOneGateway(t *testing.T) {
 	p := startAllPlatforms(t, t.TempDir(), "", nil)
-	tg, dc, sl, wa, tm, g := p.tg, p.dc, p.sl, p.wa, p.tm, p.g
+	tg, dc, sl, wa, tm, mx, g := p.tg, p.dc, p.sl, p.wa, p.tm, p.mx, p.g
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
 
@@ -33,6 +34,7 @@ func TestAllPlatformsInOneGateway(t *testing.T) {
 	if code, _, err := tm.Post(ctx, p.inbound+"/api/messages", tm.DM("act-1", teamstest.User{ID: "29:dee", AAD: "aad-dee", Name: "Dee"}, "hello teams"), teamstest.Signing{}); err != nil || code != 200 {
 		t.Fatalf("teams activity: %d %v", code, err)
 	}
+	mx.Say("!alldm:localhost", "@cy:localhost", matrixtest.Text("hello matrix"))
 	local := g.Say(t, "l1", "hello local")
 
 	calls, err := tg.WaitCalls(ctx, "sendMessage", 1)
@@ -54,13 +56,23 @@ func TestAllPlatformsInOneGateway(t *testing.T) {
 	if _, err := tm.WaitText(ctx, "hello teams"); err != nil {
 		t.Fatalf("teams: %v %+v", err, tm.Sent())
 	}
+	if _, err := mx.WaitFor(ctx, func(sent []matrixtest.Sent) bool {
+		for _, s := range matrixtest.Visible(sent, "!alldm:localhost") {
+			if strings.Contains(s.Text, "hello matrix") {
+				return true
+			}
+		}
+		return false
+	}); err != nil {
+		t.Fatalf("matrix: %v %+v", err, mx.Sent())
+	}
 	if !strings.Contains(local.Text(), "hello local") {
 		t.Fatalf("local: %q", local.Text())
 	}
 	// no token reaches the log
 	log := g.Log()
 	for _, secret := range []string{tg.Token(), "discord-test-token-0123456789", "xoxb-test-bot-token-0123456789", "xapp-test-app-token-0123456789",
-		wa.Token(), wa.AppSecret(), tm.AppPassword()} {
+		wa.Token(), wa.AppSecret(), tm.AppPassword(), mx.Token()} {
 		if strings.Contains(log, secret) {
 			t.Fatalf("a platform secret is in gateway.log")
 		}
