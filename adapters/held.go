@@ -1,9 +1,10 @@
 package adapters
 
-// held.go: what adapters served on another adapter's listener share (the
-// OpenAI-compatible API and the runs API on the local listener): the
-// gateway's Sink, handed over when Run starts, which requests that come
-// before it wait for; and the JSON answers of their endpoints.
+// held.go: small pieces adapters share. For those served on another
+// adapter's listener (the OpenAI-compatible API and the runs API on the
+// local listener): the gateway's Sink, handed over when Run starts, which
+// requests that come before it wait for, and the JSON answers of their
+// endpoints. For all: the kv part of the state store.
 
 import (
 	"context"
@@ -76,4 +77,12 @@ func WriteJSON(w http.ResponseWriter, status int, v any) {
 	w.Header().Set("Content-Type", "application/json")
 	w.WriteHeader(status)
 	json.NewEncoder(w).Encode(v)
+}
+
+// KV is the part of the state store (its kv table) an adapter keeps small
+// records in across restarts: a since token, a window, a conversation's
+// service URL. *sessions.Store implements it.
+type KV interface {
+	KV(ctx context.Context, key string) (string, bool, error)
+	SetKV(ctx context.Context, key, value string) error
 }

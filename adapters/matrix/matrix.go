@@ -38,10 +38,7 @@ const requestTimeout = 30 * time.Second
 
 // Store keeps the since token (and the device id of a password login)
 // across restarts; *sessions.Store implements it.
-type Store interface {
-	KV(ctx context.Context, key string) (string, bool, error)
-	SetKV(ctx context.Context, key, value string) error
-}
+type Store = adapters.KV
 
 // Config configures an Adapter.
 type Config struct {

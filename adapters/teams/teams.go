@@ -38,10 +38,7 @@ func TenantTokenURL(tenant string) string {
 
 // KVStore keeps the conversations' serviceUrls across restarts;
 // *sessions.Store implements it.
-type KVStore interface {
-	KV(ctx context.Context, key string) (string, bool, error)
-	SetKV(ctx context.Context, key, value string) error
-}
+type KVStore = adapters.KV
 
 // Config configures the adapter.
 type Config struct {

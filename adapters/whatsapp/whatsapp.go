@@ -44,10 +44,7 @@ const (
 
 // Store keeps each user's last inbound time across restarts;
 // *sessions.Store implements it.
-type Store interface {
-	KV(ctx context.Context, key string) (string, bool, error)
-	SetKV(ctx context.Context, key, value string) error
-}
+type Store = adapters.KV
 
 // Config configures an Adapter.
 type Config struct {
