@@ -47,9 +47,18 @@ func mxLongText() string {
 
 func TestMatrixThroughGateway(t *testing.T) {
 	home, work := t.TempDir(), t.TempDir()
+	var fake *matrixtest.Server
 	model := agenttest.New(t)
 	model.Default = agenttest.Reply{Func: func(req *agenttest.Request) agenttest.Reply {
 		switch text := req.UserText(); text {
+		case "hello matrix":
+			// answer once the typing indicator reached the homeserver:
+			// it shows while the turn runs (a turn that ended first
+			// would have taken it down before it was ever sent)
+			for deadline := time.Now().Add(20 * time.Second); len(fake.Typings()) == 0 && time.Now().Before(deadline); {
+				time.Sleep(5 * time.Millisecond)
+			}
+			return agenttest.Reply{Content: "echo: " + text}
 		case "long":
 			return agenttest.Reply{Content: mxLongText()}
 		case "stream this":
@@ -58,7 +67,7 @@ func TestMatrixThroughGateway(t *testing.T) {
 			return agenttest.Reply{Content: "echo: " + text}
 		}
 	}}
-	fake := matrixtest.New(matrixtest.Options{})
+	fake = matrixtest.New(matrixtest.Options{})
 	t.Cleanup(fake.Close)
 	fake.Room(mxDM, map[string]string{mxAnn: "Ann"})
 	fake.Room(mxGroup, map[string]string{mxAnn: "Ann", mxBob: "Bob"})
