@@ -2,6 +2,7 @@ package sessions
 
 import (
 	"bytes"
+	"database/sql"
 	"fmt"
 	"os"
 	"os/exec"
@@ -104,4 +105,35 @@ func TestConcurrentFirstOpenProcesses(t *testing.T) {
 		}
 	}
 	checkMigrated(t, p)
+}
+
+// isBusy must recognise the driver's own lock error, or Open would give up
+// on the first SQLITE_BUSY of a database being created beside it.
+func TestIsBusyOnDriverError(t *testing.T) {
+	p := filepath.Join(t.TempDir(), "state.db")
+	s, err := Open(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	hold, err := s.wdb.Begin() // BEGIN IMMEDIATE: the write lock
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer hold.Rollback()
+	other, err := sql.Open("sqlite", "file:"+uriPath.Replace(p)+"?_txlock=immediate")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer other.Close()
+	_, err = other.Begin()
+	if err == nil {
+		t.Fatal("a second writer took the lock")
+	}
+	if !isBusy(err) {
+		t.Fatalf("isBusy(%v) = false", err)
+	}
+	if isBusy(fmt.Errorf("wrapped: %w", os.ErrNotExist)) {
+		t.Fatal("isBusy took a file error for a lock")
+	}
 }

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"math/rand/v2"
 	"net/url"
 	"os"
 	"strings"
@@ -71,7 +72,7 @@ func Open(path string) (*Store, error) {
 	wdb.SetMaxOpenConns(1)
 	wdb.SetMaxIdleConns(1)
 	wdb.SetConnMaxLifetime(0)
-	if err := migrate(wdb); err != nil {
+	if err := migrateRetrying(wdb); err != nil {
 		wdb.Close()
 		return nil, fmt.Errorf("sessions: %s: %w", path, err)
 	}
@@ -173,6 +174,41 @@ func migrate(db *sql.DB) error {
 		return fmt.Errorf("migration to %d: commit: %w", v, err)
 	}
 	return nil
+}
+
+// firstOpenWait bounds how long Open retries a database that other
+// processes are creating at the same moment.
+const firstOpenWait = 30 * time.Second
+
+// migrateRetrying runs migrate, trying again while the database is busy.
+// busy_timeout does not cover every lock on a new file: when several
+// connections switch it to WAL at once, or one upgrades a read lock while
+// another waits to write, SQLite answers SQLITE_BUSY at once rather than
+// risk a deadlock. Such an answer means someone else is creating the
+// schema, so a short, growing, jittered pause and another attempt is all
+// it takes.
+func migrateRetrying(db *sql.DB) error {
+	deadline := time.Now().Add(firstOpenWait)
+	pause := 5 * time.Millisecond
+	for {
+		err := migrate(db)
+		if err == nil || !isBusy(err) || time.Now().After(deadline) {
+			return err
+		}
+		time.Sleep(pause/2 + time.Duration(rand.Int64N(int64(pause))))
+		pause = min(2*pause, 500*time.Millisecond)
+	}
+}
+
+// isBusy reports whether err is SQLite's SQLITE_BUSY or SQLITE_LOCKED, in
+// any of their extended forms.
+func isBusy(err error) bool {
+	var coded interface{ Code() int }
+	if !errors.As(err, &coded) {
+		return false
+	}
+	c := coded.Code() & 0xff
+	return c == 5 || c == 6 // SQLITE_BUSY, SQLITE_LOCKED
 }
 
 // schemaVersion reads the version row; sql.ErrNoRows when there is none.
