@@ -20,7 +20,8 @@ import (
 // default on) and `herald boot run`.
 
 func init() {
-	extraCommands["boot"] = func(ctx context.Context, e *env, args []string) error { return e.boot(ctx, args) }
+	registerCommand(command{name: "boot", synopsis: "boot run", summary: "run $HERALD_HOME/BOOT.md once and print the reply", subcommands: []string{"run"},
+		run: func(ctx context.Context, e *env, args []string) error { return e.boot(ctx, args) }})
 	gatewayHooks = append(gatewayHooks, startBoot)
 }
 

@@ -24,7 +24,8 @@ import (
 // deliver, and runs the job here only when none runs.
 
 func init() {
-	extraCommands["cron"] = func(ctx context.Context, e *env, args []string) error { return e.cron(ctx, args) }
+	registerCommand(command{name: "cron", synopsis: "cron <subcommand>", summary: "list, add, rm, pause, resume and run scheduled jobs", subcommands: []string{"list", "add", "rm", "pause", "resume", "run"},
+		run: func(ctx context.Context, e *env, args []string) error { return e.cron(ctx, args) }})
 	gatewayHooks = append(gatewayHooks, startCron)
 	chatHooks = append(chatHooks, func(ctx context.Context, a *app, g *gatewayParts) (func(), error) {
 		a.agent.Tools.Add(&cron.Tool{Jobs: cron.NewJobs(a.store, nil, nil)})

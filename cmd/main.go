@@ -1,6 +1,7 @@
 package cmd
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"flag"
@@ -8,6 +9,7 @@ import (
 	"io"
 	"os"
 	"os/signal"
+	"slices"
 	"strings"
 	"syscall"
 
@@ -61,24 +63,103 @@ func (e *usageError) Error() string { return e.msg }
 
 func usagef(format string, a ...any) error { return &usageError{fmt.Sprintf(format, a...)} }
 
-const usage = `herald — a chat gateway for your own assistant bot
+// usageHead and usageTail frame the command list in herald's usage text;
+// the list itself comes from the command table, so a command added in its
+// own file shows up in usage and in shell completion alike.
+const usageHead = `herald — a chat gateway for your own assistant bot
 
 Usage:
   herald [--home DIR] <command> [flags]
 
 Commands:
-  gateway              run the gateway (all configured platforms)
-  chat [-q TEXT]       talk to the agent in this terminal
-  sessions list        list stored sessions
-  hooks <subcommand>   list, test, allow, revoke and check hooks
-  cron <subcommand>    list, add, rm, pause, resume and run scheduled jobs
-  boot run             run $HERALD_HOME/BOOT.md once and print the reply
-  pairing <subcommand> list, approve and revoke paired users
-  logs [--follow]      show the gateway log
-  version              print the version
+`
 
+const usageTail = `
 Every command takes --home DIR (default $HERALD_HOME, else ~/.herald).
 `
+
+// command is one of herald's commands.
+type command struct {
+	name string
+	// synopsis is the left column of the usage line, e.g. "chat [-q TEXT]";
+	// the name alone when empty
+	synopsis string
+	summary  string
+	// subcommands are offered by shell completion after the name
+	subcommands []string
+	run         func(ctx context.Context, e *env, args []string) error
+}
+
+// commands is the command table, in the order usage lists them. Commands
+// in files of their own add themselves with registerCommand from init.
+var commands []command
+
+// registerCommand adds c to the command table. A name registered twice is
+// a programming error.
+func registerCommand(c command) {
+	for _, have := range commands {
+		if have.name == c.name {
+			panic("herald: command registered twice: " + c.name)
+		}
+	}
+	commands = append(commands, c)
+}
+
+func init() {
+	registerCommand(command{name: "gateway", summary: "run the gateway (all configured platforms)",
+		run: func(ctx context.Context, e *env, a []string) error { return e.gateway(ctx, a) }})
+	registerCommand(command{name: "chat", synopsis: "chat [-q TEXT]", summary: "talk to the agent in this terminal",
+		run: func(ctx context.Context, e *env, a []string) error { return e.chat(ctx, a) }})
+	registerCommand(command{name: "sessions", synopsis: "sessions list", summary: "list stored sessions", subcommands: []string{"list"},
+		run: func(ctx context.Context, e *env, a []string) error { return e.sessions(ctx, a) }})
+	registerCommand(command{name: "hooks", synopsis: "hooks <subcommand>", summary: "list, test, allow, revoke and check hooks",
+		subcommands: []string{"list", "test", "allow", "revoke", "doctor"},
+		run:         func(ctx context.Context, e *env, a []string) error { return e.hooksCmd(ctx, a) }})
+	registerCommand(command{name: "logs", synopsis: "logs [--follow]", summary: "show the gateway log",
+		run: func(ctx context.Context, e *env, a []string) error { return e.logs(ctx, a) }})
+	registerCommand(command{name: "version", summary: "print the version",
+		run: func(ctx context.Context, e *env, a []string) error {
+			fmt.Fprintf(e.stdout, "herald %s\n", Version)
+			return nil
+		}})
+}
+
+// usageOrder puts the everyday commands first in usage; others follow in
+// alphabetical order.
+var usageOrder = []string{"gateway", "chat", "status", "doctor", "config", "sessions", "hooks", "cron", "boot", "pairing", "logs", "version", "completion"}
+
+// sortedCommands is the command table in usage order.
+func sortedCommands() []command {
+	rank := func(name string) int {
+		if i := slices.Index(usageOrder, name); i >= 0 {
+			return i
+		}
+		return len(usageOrder)
+	}
+	cs := slices.Clone(commands)
+	slices.SortStableFunc(cs, func(a, b command) int {
+		if r := cmp.Compare(rank(a.name), rank(b.name)); r != 0 {
+			return r
+		}
+		return strings.Compare(a.name, b.name)
+	})
+	return cs
+}
+
+// usage is herald's usage text, listing every registered command.
+func usage() string {
+	var b strings.Builder
+	b.WriteString(usageHead)
+	for _, c := range sortedCommands() {
+		syn := c.synopsis
+		if syn == "" {
+			syn = c.name
+		}
+		fmt.Fprintf(&b, "  %-20s %s\n", syn, c.summary)
+	}
+	b.WriteString(usageTail)
+	return b.String()
+}
 
 // Main runs herald with args (without the program name) and returns the
 // exit status.
@@ -102,7 +183,7 @@ func Main(ctx context.Context, args []string, opts ...Option) int {
 	case errors.Is(err, flag.ErrHelp):
 		return 0
 	case errors.As(err, &ue):
-		fmt.Fprintf(e.stderr, "herald: %s\n\n%s", ue.msg, usage)
+		fmt.Fprintf(e.stderr, "herald: %s\n\n%s", ue.msg, usage())
 		return 2
 	case errors.As(err, &ce):
 		fmt.Fprintf(e.stderr, "herald: %s\n", ce)
@@ -164,7 +245,7 @@ func (e *env) run(ctx context.Context, args []string) error {
 		case strings.HasPrefix(args[0], "--home="):
 			e.home, args = strings.TrimPrefix(args[0], "--home="), args[1:]
 		case args[0] == "-h" || args[0] == "--help" || args[0] == "help":
-			fmt.Fprint(e.stdout, usage)
+			fmt.Fprint(e.stdout, usage())
 			return nil
 		case args[0] == "--version":
 			args = []string{"version"}
@@ -173,37 +254,21 @@ func (e *env) run(ctx context.Context, args []string) error {
 		}
 	}
 	if len(args) == 0 {
-		fmt.Fprint(e.stderr, usage)
+		fmt.Fprint(e.stderr, usage())
 		return &exitError{code: 2}
 	}
-	cmd, rest := args[0], args[1:]
-	switch cmd {
-	case "gateway":
-		return e.gateway(ctx, rest)
-	case "chat":
-		return e.chat(ctx, rest)
-	case "sessions":
-		return e.sessions(ctx, rest)
-	case "hooks":
-		return e.hooksCmd(ctx, rest)
-	case "logs":
-		return e.logs(ctx, rest)
-	case "version":
-		fmt.Fprintf(e.stdout, "herald %s\n", Version)
-		return nil
-	case "help":
-		fmt.Fprint(e.stdout, usage)
+	name, rest := args[0], args[1:]
+	if name == "help" {
+		fmt.Fprint(e.stdout, usage())
 		return nil
 	}
-	if fn, ok := extraCommands[cmd]; ok {
-		return fn(ctx, e, rest)
+	for _, c := range commands {
+		if c.name == name {
+			return c.run(ctx, e, rest)
+		}
 	}
-	return usagef("unknown command %q", cmd)
+	return usagef("unknown command %q", name)
 }
-
-// extraCommands are subcommands that live in their own files (cron, boot,
-// pairing), registered by those files' init.
-var extraCommands = map[string]func(ctx context.Context, e *env, args []string) error{}
 
 // loadConfigWarned loads the configuration for a command that builds no
 // app (whose logger would say them) and prints its warnings on stderr, one

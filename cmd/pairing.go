@@ -17,7 +17,8 @@ import (
 )
 
 func init() {
-	extraCommands["pairing"] = func(ctx context.Context, e *env, args []string) error { return e.pairing(ctx, args) }
+	registerCommand(command{name: "pairing", synopsis: "pairing <subcommand>", summary: "list, approve and revoke paired users", subcommands: []string{"list", "approve", "revoke"},
+		run: func(ctx context.Context, e *env, args []string) error { return e.pairing(ctx, args) }})
 }
 
 const pairingUsage = "usage: herald pairing list | approve <platform> <code> | revoke <platform> <user_id>"
