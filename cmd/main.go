@@ -17,9 +17,6 @@ import (
 	"github.com/heraldgw/herald/hooks"
 )
 
-// Version is herald's version, set at build time with -ldflags.
-var Version = "0.1.0-dev"
-
 // Option changes how Main runs.
 type Option func(*env)
 
@@ -117,11 +114,6 @@ func init() {
 		run:         func(ctx context.Context, e *env, a []string) error { return e.hooksCmd(ctx, a) }})
 	registerCommand(command{name: "logs", synopsis: "logs [--follow]", summary: "show the gateway log",
 		run: func(ctx context.Context, e *env, a []string) error { return e.logs(ctx, a) }})
-	registerCommand(command{name: "version", summary: "print the version",
-		run: func(ctx context.Context, e *env, a []string) error {
-			fmt.Fprintf(e.stdout, "herald %s\n", Version)
-			return nil
-		}})
 }
 
 // usageOrder puts the everyday commands first in usage; others follow in
