@@ -406,8 +406,8 @@ func writeJSONError(w http.ResponseWriter, status int, msg string) {
 	json.NewEncoder(w).Encode(map[string]string{"error": msg})
 }
 
-// callGateway posts body to the running gateway's local API and decodes
-// the answer into out.
+// callGateway posts body to the running gateway's local API (a GET when
+// body is nil) and decodes the answer into out.
 func callGateway(ctx context.Context, home, path string, body, out any) error {
 	addr, err := os.ReadFile(filepath.Join(home, "local.addr"))
 	if err != nil {
@@ -417,13 +417,19 @@ func callGateway(ctx context.Context, home, path string, body, out any) error {
 	if err != nil {
 		return err
 	}
-	b, _ := json.Marshal(body)
-	req, err := http.NewRequestWithContext(ctx, http.MethodPost, "http://"+strings.TrimSpace(string(addr))+path, bytes.NewReader(b))
+	method, reqBody := http.MethodGet, io.Reader(nil)
+	if body != nil {
+		b, _ := json.Marshal(body)
+		method, reqBody = http.MethodPost, bytes.NewReader(b)
+	}
+	req, err := http.NewRequestWithContext(ctx, method, "http://"+strings.TrimSpace(string(addr))+path, reqBody)
 	if err != nil {
 		return err
 	}
 	req.Header.Set("Authorization", "Bearer "+token)
-	req.Header.Set("Content-Type", "application/json")
+	if body != nil {
+		req.Header.Set("Content-Type", "application/json")
+	}
 	resp, err := (&http.Client{Timeout: 35 * time.Minute}).Do(req)
 	if err != nil {
 		return fmt.Errorf("asking the gateway: %w", err)
