@@ -5,7 +5,6 @@ import (
 	"database/sql"
 	"encoding/json"
 	"net/http"
-	"os"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -13,6 +12,7 @@ import (
 	"time"
 
 	"github.com/heraldgw/herald/sessions"
+	"github.com/heraldgw/herald/sessions/sessionstest"
 )
 
 // capStore limits the database to the pages it has now, as a full disk
@@ -111,37 +111,7 @@ func TestStoreFullAnswerWithheld(t *testing.T) {
 // stored, and /healthz says the store fails.
 func TestDamagedStoreReported(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "state.db")
-	st, err := sessions.Open(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var pageSize int64
-	if err := st.DB().QueryRow("PRAGMA page_size").Scan(&pageSize); err != nil {
-		t.Fatal(err)
-	}
-	rows, err := st.DB().Query("SELECT rootpage FROM sqlite_master WHERE tbl_name = 'messages' AND rootpage > 0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	var roots []int64
-	for rows.Next() {
-		var p int64
-		rows.Scan(&p)
-		roots = append(roots, p)
-	}
-	rows.Close()
-	st.Close()
-	f, err := os.OpenFile(path, os.O_RDWR, 0)
-	if err != nil {
-		t.Fatal(err)
-	}
-	junk := []byte(strings.Repeat("\xff\x13", int(pageSize/2)))
-	for _, p := range roots {
-		if _, err := f.WriteAt(junk, (p-1)*pageSize); err != nil {
-			t.Fatal(err)
-		}
-	}
-	f.Close()
+	sessionstest.DamageTable(t, path, "messages")
 
 	h := newHarnessAt(t, path, nil)
 	// the integrity check at start finds it before any message does

@@ -4,7 +4,9 @@
 // stream, from a script of replies, and records every request it got.
 //
 // It also answers POST /v1/audio/transcriptions (speech-to-text) with
-// Server.Transcript and records each upload.
+// Server.Transcript and records each upload, and GET /v1/models with
+// Server.Models. With Server.APIKey set, a request without that key is
+// answered 401 as OpenAI answers a wrong key.
 //
 // Point go-openai (or agent.NewOpenAI) at Server.URL+"/v1". Replies are
 // used in order; when the script is exhausted the server answers with the
@@ -135,6 +137,11 @@ type Server struct {
 	// Transcript is the text POST /v1/audio/transcriptions answers
 	// (default "hello from the voice note").
 	Transcript string
+	// Models is what GET /v1/models lists (default: gpt-4o-mini).
+	Models []string
+	// APIKey, when set, is the only key accepted ("Authorization: Bearer
+	// <APIKey>"); other requests get 401 invalid_api_key.
+	APIKey string
 
 	t    testing.TB
 	srv  *httptest.Server
@@ -150,7 +157,7 @@ type Server struct {
 
 // New starts a server with a script, closed when the test ends.
 func New(t testing.TB, script ...Reply) *Server {
-	s := &Server{t: t, Default: Reply{Content: "ok"}, Transcript: "hello from the voice note", next: script, gone: make(chan struct{}), Stalled: make(chan struct{}, 16)}
+	s := &Server{t: t, Default: Reply{Content: "ok"}, Transcript: "hello from the voice note", Models: []string{"gpt-4o-mini"}, next: script, gone: make(chan struct{}), Stalled: make(chan struct{}, 16)}
 	s.srv = httptest.NewServer(http.HandlerFunc(s.handle))
 	s.URL = s.srv.URL
 	t.Cleanup(s.Close)
@@ -223,7 +230,32 @@ func (s *Server) transcribe(w http.ResponseWriter, r *http.Request) {
 	json.NewEncoder(w).Encode(map[string]string{"text": text})
 }
 
+// models answers GET /models with Models, in OpenAI's list shape.
+func (s *Server) models(w http.ResponseWriter) {
+	s.mu.Lock()
+	data := make([]map[string]any, 0, len(s.Models))
+	for _, m := range s.Models {
+		data = append(data, map[string]any{"id": m, "object": "model", "owned_by": "agenttest"})
+	}
+	s.mu.Unlock()
+	w.Header().Set("Content-Type", "application/json")
+	json.NewEncoder(w).Encode(map[string]any{"object": "list", "data": data})
+}
+
 func (s *Server) handle(w http.ResponseWriter, r *http.Request) {
+	s.mu.Lock()
+	key := s.APIKey
+	s.mu.Unlock()
+	if key != "" && r.Header.Get("Authorization") != "Bearer "+key {
+		w.Header().Set("Content-Type", "application/json")
+		w.WriteHeader(http.StatusUnauthorized)
+		json.NewEncoder(w).Encode(map[string]any{"error": map[string]any{"message": "Incorrect API key provided.", "type": "invalid_request_error", "code": "invalid_api_key"}})
+		return
+	}
+	if r.Method == http.MethodGet && strings.HasSuffix(r.URL.Path, "/models") {
+		s.models(w)
+		return
+	}
 	if r.Method == http.MethodPost && strings.HasSuffix(r.URL.Path, "/audio/transcriptions") {
 		s.transcribe(w, r)
 		return
