@@ -12,7 +12,7 @@ import (
 )
 
 func init() {
-	registerCommand(command{name: "completion", synopsis: "completion bash|zsh|fish", summary: "print a shell completion script",
+	registerCommand(command{name: "completion", synopsis: "completion SHELL", summary: "print the completion script for bash, zsh or fish",
 		subcommands: []string{"bash", "zsh", "fish"},
 		run:         func(ctx context.Context, e *env, a []string) error { return e.completion(a) }})
 }
