@@ -5,8 +5,9 @@ package cmd
 // configuration, each platform's credentials (doctor_platforms.go), the
 // model endpoint, hooks (through `herald hooks doctor`), BOOT.md and the
 // cron jobs. Each line is ok, warn or FAIL with a short reason; the exit
-// status is 0 only when nothing FAILs. Doctor creates nothing in the home
-// and never prints a secret: every line passes through the redactor.
+// status is 0 only when nothing FAILs. Doctor never creates a home that
+// does not exist, and never prints a secret: every line passes through
+// the redactor.
 
 import (
 	"bytes"
@@ -107,6 +108,8 @@ func (e *env) doctor(ctx context.Context, args []string) error {
 	if cfg != nil {
 		rep.checkPlatforms(ctx, e, cfg)
 		rep.checkModel(ctx, cfg)
+	} else {
+		rep.add("config", checkWarn, "the platforms, the model, hooks and BOOT.md are not checked until config.yaml loads")
 	}
 	if cfg != nil && homeExists {
 		rep.checkHooks(ctx, e)

@@ -105,9 +105,12 @@ func errorMessage(data []byte) string {
 			return m
 		}
 	case string:
-		if body.ErrorDesc != "" {
-			first, _, _ := strings.Cut(body.ErrorDesc, "\n")
-			return strings.TrimSpace(first)
+		// OAuth's description runs to several lines (a trace id, a
+		// timestamp): its first says why
+		for _, line := range strings.Split(body.ErrorDesc, "\n") {
+			if line = strings.TrimSpace(line); line != "" {
+				return line
+			}
 		}
 		if e != "" {
 			if body.MatrixError != "" {
