@@ -17,6 +17,7 @@ import (
 	"github.com/heraldgw/herald/adapters/telegram/telegramtest"
 	"github.com/heraldgw/herald/agent/agenttest"
 	"github.com/heraldgw/herald/cmd"
+	"github.com/heraldgw/herald/sessions"
 	"github.com/heraldgw/herald/sessions/sessionstest"
 )
 
@@ -236,4 +237,43 @@ func TestDoctorUnreachablePlatformHidesTheToken(t *testing.T) {
 		t.Fatalf("doctor: %d\n%s", code, out)
 	}
 	secretsIn(t, "doctor's report", out+errw, env)
+}
+
+// Doctor reports config warnings with their file:line, BOOT.md, and each
+// cron job: its schedule must parse, and the next run is shown.
+func TestDoctorConfigBootAndCron(t *testing.T) {
+	home := t.TempDir()
+	os.Chmod(home, 0o700)
+	env := map[string]string{"HERALD_LOCAL_LISTEN": "127.0.0.1:0"}
+	if code, out, errw := runEnv(t, home, env, "cron", "add", "every 1h", "check the deploy log", "--name", "deploys"); code != 0 {
+		t.Fatalf("cron add: %d %s %s", code, out, errw)
+	}
+	if code, out, errw := runEnv(t, home, env, "cron", "add", "every 2h", "water the plants", "--name", "plants"); code != 0 {
+		t.Fatalf("cron add: %d %s %s", code, out, errw)
+	}
+	st, err := sessions.Open(filepath.Join(home, "state.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := st.DB().Exec(`UPDATE cron_jobs SET schedule_kind = 'cron', schedule_expr = 'every blue moon' WHERE name = 'plants'`); err != nil {
+		t.Fatal(err)
+	}
+	st.Close()
+	os.WriteFile(filepath.Join(home, "config.yaml"), []byte("modle:\n  default: gpt-4o\n"), 0o600)
+	os.WriteFile(filepath.Join(home, "BOOT.md"), []byte("- check the disk\n- say hello\n"), 0o600)
+
+	code, out, _ := runEnv(t, home, env, "doctor")
+	if code != 1 {
+		t.Fatalf("doctor: %d\n%s", code, out)
+	}
+	for _, want := range []*regexp.Regexp{
+		regexp.MustCompile(`(?m)^  warn  config     config\.yaml:1: unknown key "modle".*$`),
+		regexp.MustCompile(`(?m)^  warn  BOOT\.md    runs at each gateway start, but with the offline echo model`),
+		regexp.MustCompile(`(?m)^  FAIL  cron       job [0-9a-f]+ \(plants\): schedule "every blue moon" does not parse: `),
+		regexp.MustCompile(`(?m)^  ok    cron       2 job\(s\), 1 active; next run \d{4}-\d\d-\d\d \d\d:\d\d: deploys \(every 1h\)$`),
+	} {
+		if !want.MatchString(out) {
+			t.Errorf("doctor's report does not match %s:\n%s", want, out)
+		}
+	}
 }
