@@ -110,7 +110,7 @@ func init() {
 		run: func(ctx context.Context, e *env, a []string) error { return e.gateway(ctx, a) }})
 	registerCommand(command{name: "chat", synopsis: "chat [-q TEXT]", summary: "talk to the agent in this terminal",
 		run: func(ctx context.Context, e *env, a []string) error { return e.chat(ctx, a) }})
-	registerCommand(command{name: "sessions", synopsis: "sessions list", summary: "list stored sessions", subcommands: []string{"list"},
+	registerCommand(command{name: "sessions", synopsis: "sessions <subcommand>", summary: "list, show, export, delete and prune stored sessions", subcommands: []string{"list", "show", "export", "delete", "prune"},
 		run: func(ctx context.Context, e *env, a []string) error { return e.sessions(ctx, a) }})
 	registerCommand(command{name: "hooks", synopsis: "hooks <subcommand>", summary: "list, test, allow, revoke and check hooks",
 		subcommands: []string{"list", "test", "allow", "revoke", "doctor"},
