@@ -110,12 +110,12 @@ func init() {
 		run: func(ctx context.Context, e *env, a []string) error { return e.gateway(ctx, a) }})
 	registerCommand(command{name: "chat", synopsis: "chat [-q TEXT]", summary: "talk to the agent in this terminal",
 		run: func(ctx context.Context, e *env, a []string) error { return e.chat(ctx, a) }})
-	registerCommand(command{name: "sessions", synopsis: "sessions <subcommand>", summary: "list, show, export, delete and prune stored sessions", subcommands: []string{"list", "show", "export", "delete", "prune"},
+	registerCommand(command{name: "sessions", synopsis: "sessions <command>", summary: "list, show, export, delete and prune stored sessions", subcommands: []string{"list", "show", "export", "delete", "prune"},
 		run: func(ctx context.Context, e *env, a []string) error { return e.sessions(ctx, a) }})
 	registerCommand(command{name: "hooks", synopsis: "hooks <subcommand>", summary: "list, test, allow, revoke and check hooks",
 		subcommands: []string{"list", "test", "allow", "revoke", "doctor"},
 		run:         func(ctx context.Context, e *env, a []string) error { return e.hooksCmd(ctx, a) }})
-	registerCommand(command{name: "logs", synopsis: "logs [--follow]", summary: "show the gateway log",
+	registerCommand(command{name: "logs", synopsis: "logs [errors]", summary: "show the gateway log (--since 1h, --follow)", subcommands: []string{"errors"},
 		run: func(ctx context.Context, e *env, a []string) error { return e.logs(ctx, a) }})
 	registerCommand(command{name: "version", summary: "print the version",
 		run: func(ctx context.Context, e *env, a []string) error {
