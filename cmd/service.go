@@ -61,12 +61,12 @@ type serviceBackend interface {
 	tool() string
 	// afterInstall loads a new or changed definition; beforeRemove stops
 	// and unloads it, afterRemove forgets it.
-	afterInstall(s *service) error
-	beforeRemove(s *service) error
-	afterRemove(s *service) error
-	control(s *service, op string) error
+	afterInstall(ctx context.Context, s *service) error
+	beforeRemove(ctx context.Context, s *service) error
+	afterRemove(ctx context.Context, s *service) error
+	control(ctx context.Context, s *service, op string) error
 	// status prints the manager's view of the unit.
-	status(s *service) error
+	status(ctx context.Context, s *service) error
 }
 
 // newService describes the unit of the home herald runs with; bin is the
@@ -167,9 +167,9 @@ func (s *service) lookTool() (string, error) {
 
 // run runs the service manager's program with args; its output is shown
 // only if it fails.
-func (s *service) run(args ...string) error {
+func (s *service) run(ctx context.Context, args ...string) error {
 	var buf bytes.Buffer
-	if err := s.exec(&buf, args...); err != nil {
+	if err := s.exec(ctx, &buf, args...); err != nil {
 		msg := strings.TrimSpace(buf.String())
 		if msg != "" {
 			msg = ": " + msg
@@ -180,12 +180,12 @@ func (s *service) run(args ...string) error {
 }
 
 // exec runs the service manager's program with args, its output to out.
-func (s *service) exec(out io.Writer, args ...string) error {
+func (s *service) exec(ctx context.Context, out io.Writer, args ...string) error {
 	tool, err := s.lookTool()
 	if err != nil {
 		return err
 	}
-	c := exec.Command(tool, args...)
+	c := exec.CommandContext(ctx, tool, args...)
 	c.Stdout, c.Stderr = out, out
 	return c.Run()
 }
@@ -247,7 +247,7 @@ func (e *env) serviceInstall(ctx context.Context, args []string) error {
 			return fmt.Errorf("install %s: %w", path, err)
 		}
 	}
-	if err := s.backend.afterInstall(s); err != nil {
+	if err := s.backend.afterInstall(ctx, s); err != nil {
 		return err
 	}
 	w := e.stdout
@@ -304,13 +304,13 @@ func (e *env) serviceUninstall(ctx context.Context, args []string) error {
 		fmt.Fprintf(e.stdout, "The %s %s is not installed (no %s): nothing to remove\n", s.backend.kind(), s.backend.name(), path)
 		return nil
 	}
-	if err := s.backend.beforeRemove(s); err != nil {
+	if err := s.backend.beforeRemove(ctx, s); err != nil {
 		return err
 	}
 	if err := os.Remove(path); err != nil && !errors.Is(err, os.ErrNotExist) {
 		return err
 	}
-	if err := s.backend.afterRemove(s); err != nil {
+	if err := s.backend.afterRemove(ctx, s); err != nil {
 		return err
 	}
 	fmt.Fprintf(e.stdout, "Stopped, disabled and removed the %s %s (%s)\n", s.backend.kind(), s.backend.name(), path)
@@ -326,7 +326,7 @@ func (e *env) serviceControl(ctx context.Context, op string, args []string) erro
 	if err := s.requireInstalled(op); err != nil {
 		return err
 	}
-	if err := s.backend.control(s, op); err != nil {
+	if err := s.backend.control(ctx, s, op); err != nil {
 		return err
 	}
 	past := map[string]string{"start": "Started", "stop": "Stopped", "restart": "Restarted"}[op]
@@ -353,7 +353,7 @@ func (e *env) serviceStatus(ctx context.Context, args []string) error {
 	installed := s.requireInstalled("status") == nil
 	if installed {
 		fmt.Fprintf(w, "%s %s: %s\n", s.backend.kind(), s.backend.name(), s.backend.file())
-		if err := s.backend.status(s); err != nil {
+		if err := s.backend.status(ctx, s); err != nil {
 			fmt.Fprintf(e.stderr, "herald: %v\n", err)
 		}
 	} else {

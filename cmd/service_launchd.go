@@ -5,6 +5,7 @@ package cmd
 // launchd has no environment file: herald reads the home's .env itself.
 
 import (
+	"context"
 	"encoding/xml"
 	"fmt"
 	"io"
@@ -77,52 +78,52 @@ func (l *launchdAgent) render(s *service) string {
 }
 
 // loaded reports whether launchd has the agent loaded.
-func (l *launchdAgent) loaded(s *service) bool {
-	return s.exec(io.Discard, "print", l.target()) == nil
+func (l *launchdAgent) loaded(ctx context.Context, s *service) bool {
+	return s.exec(ctx, io.Discard, "print", l.target()) == nil
 }
 
-func (l *launchdAgent) afterInstall(s *service) error {
+func (l *launchdAgent) afterInstall(ctx context.Context, s *service) error {
 	// a definition loaded before stays until the agent is loaded again
 	// (herald gateway restart); at login launchd loads the new one
-	return s.run("enable", l.target())
+	return s.run(ctx, "enable", l.target())
 }
 
-func (l *launchdAgent) beforeRemove(s *service) error {
-	if !l.loaded(s) {
+func (l *launchdAgent) beforeRemove(ctx context.Context, s *service) error {
+	if !l.loaded(ctx, s) {
 		return nil
 	}
-	return s.run("bootout", l.target())
+	return s.run(ctx, "bootout", l.target())
 }
 
-func (l *launchdAgent) afterRemove(s *service) error { return nil }
+func (l *launchdAgent) afterRemove(ctx context.Context, s *service) error { return nil }
 
-func (l *launchdAgent) control(s *service, op string) error {
+func (l *launchdAgent) control(ctx context.Context, s *service, op string) error {
 	domain := fmt.Sprintf("gui/%d", l.uid)
 	switch op {
 	case "start":
-		if l.loaded(s) {
-			return s.run("kickstart", l.target())
+		if l.loaded(ctx, s) {
+			return s.run(ctx, "kickstart", l.target())
 		}
-		return s.run("bootstrap", domain, l.file())
+		return s.run(ctx, "bootstrap", domain, l.file())
 	case "stop":
-		if !l.loaded(s) {
+		if !l.loaded(ctx, s) {
 			return nil
 		}
-		return s.run("bootout", l.target())
+		return s.run(ctx, "bootout", l.target())
 	}
 	// restart loads the plist again, so that an install's change applies
-	if l.loaded(s) {
-		if err := s.run("bootout", l.target()); err != nil {
+	if l.loaded(ctx, s) {
+		if err := s.run(ctx, "bootout", l.target()); err != nil {
 			return err
 		}
 	}
-	return s.run("bootstrap", domain, l.file())
+	return s.run(ctx, "bootstrap", domain, l.file())
 }
 
-func (l *launchdAgent) status(s *service) error {
-	if !l.loaded(s) {
+func (l *launchdAgent) status(ctx context.Context, s *service) error {
+	if !l.loaded(ctx, s) {
 		fmt.Fprintln(s.e.stdout, "launchd: not loaded (herald gateway start loads and starts it)")
 		return nil
 	}
-	return s.exec(s.e.stdout, "print", l.target())
+	return s.exec(ctx, s.e.stdout, "print", l.target())
 }

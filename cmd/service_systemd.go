@@ -4,6 +4,7 @@ package cmd
 // $XDG_CONFIG_HOME/systemd/user, managed with systemctl --user.
 
 import (
+	"context"
 	"fmt"
 	"path/filepath"
 	"strings"
@@ -50,28 +51,28 @@ func (u *systemdUnit) render(s *service) string {
 	return b.String()
 }
 
-func (u *systemdUnit) afterInstall(s *service) error {
-	if err := s.run("--user", "daemon-reload"); err != nil {
+func (u *systemdUnit) afterInstall(ctx context.Context, s *service) error {
+	if err := s.run(ctx, "--user", "daemon-reload"); err != nil {
 		return err
 	}
-	return s.run("--user", "enable", u.unit)
+	return s.run(ctx, "--user", "enable", u.unit)
 }
 
-func (u *systemdUnit) beforeRemove(s *service) error {
-	return s.run("--user", "disable", "--now", u.unit)
+func (u *systemdUnit) beforeRemove(ctx context.Context, s *service) error {
+	return s.run(ctx, "--user", "disable", "--now", u.unit)
 }
 
-func (u *systemdUnit) afterRemove(s *service) error {
-	return s.run("--user", "daemon-reload")
+func (u *systemdUnit) afterRemove(ctx context.Context, s *service) error {
+	return s.run(ctx, "--user", "daemon-reload")
 }
 
-func (u *systemdUnit) control(s *service, op string) error {
-	return s.run("--user", op, u.unit)
+func (u *systemdUnit) control(ctx context.Context, s *service, op string) error {
+	return s.run(ctx, "--user", op, u.unit)
 }
 
-func (u *systemdUnit) status(s *service) error {
+func (u *systemdUnit) status(ctx context.Context, s *service) error {
 	// exit status 3 is "not running", which the lines below say too
-	s.exec(s.e.stdout, "--user", "status", "--no-pager", "--lines=0", u.unit)
+	s.exec(ctx, s.e.stdout, "--user", "status", "--no-pager", "--lines=0", u.unit)
 	return nil
 }
 
