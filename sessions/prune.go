@@ -19,9 +19,13 @@ func (s *Store) SessionsWithPrefix(ctx context.Context, prefix string, limit int
 	if prefix == "" {
 		return nil, fmt.Errorf("sessions: find by id: empty id")
 	}
-	// a range instead of LIKE: ids may hold _, LIKE's wildcard
-	q := `SELECT ` + sessionCols + ` FROM sessions WHERE id >= ? AND id < ? ORDER BY id`
-	args := []any{prefix, prefixEnd(prefix)}
+	// LIKE with its wildcards escaped (ids hold _): standard SQL, and
+	// what a user types goes to the database as it is (a range's upper
+	// bound could be a byte sequence PostgreSQL refuses as text). SQLite's
+	// LIKE ignores ASCII case, hence the check below.
+	like := strings.NewReplacer(`\`, `\\`, `%`, `\%`, `_`, `\_`).Replace(prefix) + "%"
+	q := `SELECT ` + sessionCols + ` FROM sessions WHERE id LIKE ? ESCAPE '\' ORDER BY id`
+	args := []any{like}
 	if limit > 0 {
 		q += ` LIMIT ?`
 		args = append(args, limit)

@@ -54,6 +54,8 @@ func TestSessionsWithPrefix(t *testing.T) {
 		{"2027011", []string{"20270115_080000_aaaa0001", "20270115_080000_aaab0002", "20270116_090000_bbbb0003"}},
 		// _ is a character here, not LIKE's any-character
 		{"2027_", nil},
+		{"2027%", nil},
+		{`2027\`, nil},
 		{"20270116_090000_bbbb0003", []string{"20270116_090000_bbbb0003"}},
 		{"20270116_090000_BBBB", nil},
 		{"zz", nil},
