@@ -5,7 +5,9 @@ package cmd
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"os/exec"
 	"path/filepath"
 	"strings"
 )
@@ -71,9 +73,13 @@ func (u *systemdUnit) control(ctx context.Context, s *service, op string) error 
 }
 
 func (u *systemdUnit) status(ctx context.Context, s *service) error {
-	// exit status 3 is "not running", which the lines below say too
-	s.exec(ctx, s.e.stdout, "--user", "status", "--no-pager", "--lines=0", u.unit)
-	return nil
+	// exit status 3 is "not running", which the lines below say too;
+	// only a systemctl that could not run at all is worth an error
+	err := s.exec(ctx, s.e.stdout, "--user", "status", "--no-pager", "--lines=0", u.unit)
+	if _, exited := errors.AsType[*exec.ExitError](err); exited {
+		return nil
+	}
+	return err
 }
 
 // systemdEscape escapes what systemd would expand in a unit setting:

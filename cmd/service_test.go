@@ -213,6 +213,20 @@ func TestGatewayInstallRefusals(t *testing.T) {
 		t.Fatalf("a unit was written without systemctl: %v", err)
 	}
 
+	// status still says what it knows, and why the manager's part is missing
+	unitDir := filepath.Join(s.xdg, "systemd", "user")
+	os.MkdirAll(unitDir, 0o755)
+	units, _ := filepath.Glob(filepath.Join(unitDir, "*"))
+	if len(units) != 0 {
+		t.Fatalf("units: %v", units)
+	}
+	name := "herald-gateway" + cmd.ServiceSuffix(s.home, filepath.Join(os.Getenv("HOME"), ".herald")) + ".service"
+	os.WriteFile(filepath.Join(unitDir, name), []byte("[Unit]\n"), 0o644)
+	code, out, errw := s.herald(t, "gateway", "status")
+	if code != 3 || !strings.Contains(errw, "systemctl is not on PATH") || !strings.Contains(out, "Gateway: not running on "+s.home) {
+		t.Fatalf("status without systemctl: %d %q %q", code, out, errw)
+	}
+
 	// this test binary is a temporary build: installing it is refused
 	toolDir, calls := fakeTool(t, "systemctl", "")
 	s = newServiceEnv(t, toolDir)
