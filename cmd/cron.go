@@ -24,7 +24,7 @@ import (
 // deliver, and runs the job here only when none runs.
 
 func init() {
-	registerCommand(command{name: "cron", synopsis: "cron <subcommand>", summary: "list, add, rm, pause, resume and run scheduled jobs", subcommands: []string{"list", "add", "rm", "pause", "resume", "run"},
+	registerCommand(command{name: "cron", synopsis: "cron <subcommand>", summary: "list, add, rm, pause, resume and run scheduled jobs", subcommands: []string{"list", "add", "rm", "pause", "resume", "run", "status"},
 		run: func(ctx context.Context, e *env, args []string) error { return e.cron(ctx, args) }})
 	gatewayHooks = append(gatewayHooks, startCron)
 	chatHooks = append(chatHooks, func(ctx context.Context, a *app, g *gatewayParts) (func(), error) {
@@ -40,6 +40,7 @@ const cronUsage = `usage:
   herald cron pause <id>
   herald cron resume <id>
   herald cron run <id>
+  herald cron status
 
 schedules: 30m, 2h, 1d (once, after that delay); "every 30m"; "0 9 * * *" (cron, optionally
 "CRON_TZ=Europe/Paris 0 9 * * *"); 2026-12-24T18:00 (once).
@@ -62,6 +63,8 @@ func (e *env) cron(ctx context.Context, args []string) error {
 		return e.cronEdit(ctx, sub, rest)
 	case "run":
 		return e.cronRun(ctx, rest)
+	case "status":
+		return e.cronStatus(ctx, rest)
 	}
 	return usagef("unknown cron command %q\n%s", sub, cronUsage)
 }

@@ -8,6 +8,7 @@
 //		os.Exit(cmd.Main(context.Background(), os.Args[1:], cmd.WithPlugins(myplugin.Plugin)))
 //	}
 //
-// Exit statuses: 0 success, 1 failure, 2 bad configuration or usage.
+// Exit statuses: 0 success, 1 failure, 2 bad configuration or usage; 3
+// from herald gateway status when no gateway runs (as systemctl status).
 // Only this package (and cmd/herald) reads flags, prints usage or exits.
 package cmd

@@ -46,10 +46,17 @@ type gatewayParts struct {
 }
 
 func (e *env) gateway(ctx context.Context, args []string) error {
+	if len(args) > 0 {
+		if sub, ok := serviceCommands[args[0]]; ok {
+			return sub(e, ctx, args[1:])
+		}
+	}
 	fs := e.flags("gateway")
 	acceptHooks := fs.Bool("accept-hooks", false, "consent to every configured shell hook")
-	if _, err := parse(fs, args); err != nil {
+	if pos, err := parse(fs, args); err != nil {
 		return err
+	} else if len(pos) > 0 {
+		return usagef("unknown gateway command %q (herald gateway runs it; its commands are install, uninstall, start, stop, restart and status)", pos[0])
 	}
 	if *acceptHooks {
 		e.acceptHooks = true

@@ -19,16 +19,14 @@ func (e *env) logs(ctx context.Context, args []string) error {
 	follow := fs.Bool("follow", false, "keep printing new lines")
 	fs.BoolVar(follow, "f", false, "short for --follow")
 	level := fs.String("level", "", "only this level and above (DEBUG, INFO, WARN, ERROR)")
-	if _, err := parse(fs, args); err != nil {
+	since := fs.String("since", "", "only lines from this long ago (1h, 30m, 2d) or since this time (RFC3339)")
+	pos, err := parse(fs, args)
+	if err != nil {
 		return err
 	}
-	min := 0
-	if *level != "" {
-		r, ok := levelRank[strings.ToUpper(*level)]
-		if !ok {
-			return usagef("--level must be DEBUG, INFO, WARN or ERROR")
-		}
-		min = r
+	filter, err := newLogFilter(pos, *level, *since, time.Now())
+	if err != nil {
+		return err
 	}
 	cfg, _, err := e.loadConfig()
 	if err != nil {
@@ -61,7 +59,7 @@ func (e *env) logs(ctx context.Context, args []string) error {
 		if err == nil {
 			line = partial + line
 			partial = ""
-			if lineLevel(line) >= min {
+			if filter.keep(line) {
 				io.WriteString(e.stdout, line)
 			}
 			continue
@@ -71,7 +69,7 @@ func (e *env) logs(ctx context.Context, args []string) error {
 		}
 		partial += line
 		if !*follow {
-			if partial != "" && lineLevel(partial) >= min {
+			if partial != "" && filter.keep(partial) {
 				fmt.Fprintln(e.stdout, partial)
 			}
 			return nil

@@ -51,6 +51,9 @@ type env struct {
 	acceptHooks bool
 	// interactive is set for herald chat on a terminal: consent may be asked.
 	interactive bool
+	// goos chooses the service manager of herald gateway install
+	// (runtime.GOOS when empty; tests set it)
+	goos string
 }
 
 // usageError is a mistake in the command line (exit status 2).
@@ -103,16 +106,17 @@ func registerCommand(c command) {
 }
 
 func init() {
-	registerCommand(command{name: "gateway", summary: "run the gateway (all configured platforms)",
-		run: func(ctx context.Context, e *env, a []string) error { return e.gateway(ctx, a) }})
+	registerCommand(command{name: "gateway", synopsis: "gateway [<command>]", summary: "run the gateway, or manage it as a service (install, start, status…)",
+		subcommands: []string{"install", "uninstall", "start", "stop", "restart", "status"},
+		run:         func(ctx context.Context, e *env, a []string) error { return e.gateway(ctx, a) }})
 	registerCommand(command{name: "chat", synopsis: "chat [-q TEXT]", summary: "talk to the agent in this terminal",
 		run: func(ctx context.Context, e *env, a []string) error { return e.chat(ctx, a) }})
-	registerCommand(command{name: "sessions", synopsis: "sessions list", summary: "list stored sessions", subcommands: []string{"list"},
+	registerCommand(command{name: "sessions", synopsis: "sessions <command>", summary: "list, show, export, delete and prune stored sessions", subcommands: []string{"list", "show", "export", "delete", "prune"},
 		run: func(ctx context.Context, e *env, a []string) error { return e.sessions(ctx, a) }})
 	registerCommand(command{name: "hooks", synopsis: "hooks <subcommand>", summary: "list, test, allow, revoke and check hooks",
 		subcommands: []string{"list", "test", "allow", "revoke", "doctor"},
 		run:         func(ctx context.Context, e *env, a []string) error { return e.hooksCmd(ctx, a) }})
-	registerCommand(command{name: "logs", synopsis: "logs [--follow]", summary: "show the gateway log",
+	registerCommand(command{name: "logs", synopsis: "logs [errors]", summary: "show the gateway log (--since 1h, --follow)", subcommands: []string{"errors"},
 		run: func(ctx context.Context, e *env, a []string) error { return e.logs(ctx, a) }})
 }
 

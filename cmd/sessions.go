@@ -3,15 +3,27 @@ package cmd
 import (
 	"context"
 	"fmt"
-	"path/filepath"
 	"text/tabwriter"
 
 	"github.com/heraldgw/herald/sessions"
 )
 
 func (e *env) sessions(ctx context.Context, args []string) error {
-	if len(args) == 0 || args[0] != "list" && args[0] != "ls" {
-		return usagef("usage: herald sessions list [--platform P] [--limit N]")
+	if len(args) == 0 {
+		return usagef("%s", sessionsUsage)
+	}
+	switch args[0] {
+	case "list", "ls":
+	case "show":
+		return e.sessionsShow(ctx, args[1:])
+	case "export":
+		return e.sessionsExport(ctx, args[1:])
+	case "delete", "rm":
+		return e.sessionsDelete(ctx, args[1:])
+	case "prune":
+		return e.sessionsPrune(ctx, args[1:])
+	default:
+		return usagef("unknown sessions command %q\n%s", args[0], sessionsUsage)
 	}
 	fs := e.flags("sessions list")
 	platform := fs.String("platform", "", "only this platform")
@@ -19,16 +31,12 @@ func (e *env) sessions(ctx context.Context, args []string) error {
 	if _, err := parse(fs, args[1:]); err != nil {
 		return err
 	}
-	cfg, err := e.loadConfigWarned()
+	h, err := e.openSessions()
 	if err != nil {
 		return err
 	}
-	st, err := sessions.Open(filepath.Join(cfg.Home, "state.db"))
-	if err != nil {
-		return err
-	}
-	defer st.Close()
-	list, err := st.List(ctx, sessions.ListOptions{Platform: *platform, Limit: *limit})
+	defer h.close()
+	list, err := h.store.List(ctx, sessions.ListOptions{Platform: *platform, Limit: *limit})
 	if err != nil {
 		return err
 	}

@@ -306,20 +306,11 @@ func (s *Store) List(ctx context.Context, o ListOptions) ([]Session, error) {
 		q += " LIMIT ?"
 		args = append(args, o.Limit)
 	}
-	rows, err := s.rdb.QueryContext(ctx, q, args...)
+	out, err := s.querySessions(ctx, q, args...)
 	if err != nil {
 		return nil, fmt.Errorf("sessions: list: %w", err)
 	}
-	defer rows.Close()
-	var out []Session
-	for rows.Next() {
-		sess, err := scanSession(rows)
-		if err != nil {
-			return nil, err
-		}
-		out = append(out, *sess)
-	}
-	return out, rows.Err()
+	return out, nil
 }
 
 // Offset returns a platform's stored offset ("" when none).
