@@ -48,10 +48,6 @@ var globalFlags = []struct{ name, help string }{
 	{"--version", "print the version"},
 }
 
-// shellWord quotes s for a POSIX shell (bash and zsh): one single-quoted
-// word.
-func shellWord(s string) string { return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'" }
-
 func commandNames(cs []command) []string {
 	names := make([]string, len(cs))
 	for i, c := range cs {

@@ -109,8 +109,8 @@ func (f *doctorFakes) home(t *testing.T, good bool) (string, map[string]string) 
 
 // doctorNormaliser makes a report comparable from run to run: the home,
 // the fakes' addresses and the free disk space change.
-func (f *doctorFakes) normaliser(home string) normaliser {
-	return normaliser{
+func (f *doctorFakes) rewrites(home string) rewrites {
+	return rewrites{
 		{regexp.QuoteMeta(home), "<home>"},
 		{regexp.QuoteMeta(f.tg.URL()), "<telegram>"},
 		{regexp.QuoteMeta(f.slack.URL()), "<slack>"},
@@ -161,7 +161,7 @@ func TestDoctorAgainstTheFakes(t *testing.T) {
 				t.Fatalf("doctor: %d, want %d\n%s\n%s", code, c.code, out, errw)
 			}
 			secretsIn(t, "doctor's report", out+errw, env)
-			checkGolden(t, c.golden, f.normaliser(home).apply(out))
+			goldenCompare(t, c.golden, f.rewrites(home).apply(out))
 
 			code, out, errw = runEnv(t, home, env, "doctor", "--json")
 			secretsIn(t, "doctor --json", out+errw, env)

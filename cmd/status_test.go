@@ -3,7 +3,6 @@ package cmd_test
 import (
 	"encoding/json"
 	"os"
-	"path/filepath"
 	"regexp"
 	"strings"
 	"testing"
@@ -12,33 +11,11 @@ import (
 	"github.com/heraldgw/herald/cmd/cmdtest"
 )
 
-// updateGolden rewrites the golden files of the CLI tests under testdata/.
-var updateGolden = os.Getenv("HERALD_UPDATE_GOLDEN") != ""
+// rewrites replace what changes from run to run (the home, times,
+// addresses, ids) with fixed words: regular expressions, in order.
+type rewrites [][2]string
 
-// checkGolden compares got with testdata/name, or rewrites it when
-// HERALD_UPDATE_GOLDEN is set.
-func checkGolden(t *testing.T, name, got string) {
-	t.Helper()
-	p := filepath.Join("testdata", name)
-	if updateGolden {
-		if err := os.WriteFile(p, []byte(got), 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
-	want, err := os.ReadFile(p)
-	if err != nil {
-		t.Fatalf("%v (HERALD_UPDATE_GOLDEN=1 writes it)", err)
-	}
-	if got != string(want) {
-		t.Fatalf("output differs from %s:\n--- got\n%s\n--- want\n%s", p, got, want)
-	}
-}
-
-// normaliser replaces what changes from run to run (the home, times,
-// addresses, ids) with fixed words, in order.
-type normaliser [][2]string
-
-func (n normaliser) apply(s string) string {
+func (n rewrites) apply(s string) string {
 	for _, r := range n {
 		s = regexp.MustCompile(r[0]).ReplaceAllString(s, r[1])
 	}
@@ -97,14 +74,14 @@ func TestStatusOfARunningGateway(t *testing.T) {
 	if code != 0 {
 		t.Fatalf("status: %d %q %q", code, out, errw)
 	}
-	norm := normaliser{
+	norm := rewrites{
 		{regexp.QuoteMeta(home), "<home>"},
 		{regexp.QuoteMeta(g.Addr), "<addr>"},
 		{`pid \d+, up [0-9hms.]+, since [0-9-]+ [0-9:]+`, "pid <pid>, up <uptime>, since <time>"},
 		{`version:    \S+`, "version:    <version>"},
 		{`\d{4}-\d\d-\d\d \d\d:\d\d  [0-9a-f]+  `, "<time>  <id>  "},
 	}
-	checkGolden(t, "status.golden", norm.apply(out))
+	goldenCompare(t, "status.golden", norm.apply(out))
 
 	g.Stop()
 	if code, out, _ := run(t, home, "", "status"); code != 3 || !strings.Contains(out, "not running") {
