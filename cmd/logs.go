@@ -30,7 +30,7 @@ func (e *env) logs(ctx context.Context, args []string) error {
 		}
 		min = r
 	}
-	cfg, _, err := e.loadConfig()
+	cfg, err := e.loadConfigWarned()
 	if err != nil {
 		return err
 	}

@@ -54,6 +54,8 @@ type env struct {
 	acceptHooks bool
 	// interactive is set for herald chat on a terminal: consent may be asked.
 	interactive bool
+	// configWarned is set once the configuration's warnings are printed.
+	configWarned bool
 }
 
 // usageError is a mistake in the command line (exit status 2).
@@ -270,18 +272,28 @@ func (e *env) run(ctx context.Context, args []string) error {
 	return usagef("unknown command %q", name)
 }
 
-// loadConfigWarned loads the configuration for a command that builds no
-// app (whose logger would say them) and prints its warnings on stderr, one
-// line each, as every command shows them.
+// loadConfigWarned loads the configuration and prints its warnings.
 func (e *env) loadConfigWarned() (*config.Config, error) {
 	cfg, warns, err := e.loadConfig()
 	if err != nil {
 		return nil, err
 	}
+	e.warnConfig(warns)
+	return cfg, nil
+}
+
+// warnConfig prints the configuration's warnings on stderr, one line
+// each, as every command shows them: once per command, however many
+// times the command loads the configuration (cron run loads it, then
+// builds an app that loads it again).
+func (e *env) warnConfig(warns []config.Warning) {
+	if e.configWarned {
+		return
+	}
+	e.configWarned = true
 	for _, w := range warns {
 		fmt.Fprintf(e.stderr, "herald: warning: %s\n", w)
 	}
-	return cfg, nil
 }
 
 // flags returns a FlagSet for a subcommand with --home on it.

@@ -170,7 +170,7 @@ type Setting struct {
 }
 
 // Masked stands for a secret's value wherever settings are shown.
-const Masked = "********"
+const Masked = herald.Mask
 
 // Settings lists every effective setting in config.yaml's order of keys,
 // with its source. Secrets are masked: no value of a field tagged secret

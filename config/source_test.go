@@ -193,12 +193,12 @@ func TestMaskFile(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := "# my config\nmodel:\n  default: m1   # the model\n  api_key: \"********\" # the key\nplatforms:\n" +
-		"  telegram: {token: \"********\", home_channel: '42'}\n" +
-		"  discord:\n    token: \"********\"\n" +
-		"  matrix:\n    password: |\n      ********\n      ********\n    user_id: '@bot:example'\n" +
+	want := "# my config\nmodel:\n  default: m1   # the model\n  api_key: \"[REDACTED]\" # the key\nplatforms:\n" +
+		"  telegram: {token: \"[REDACTED]\", home_channel: '42'}\n" +
+		"  discord:\n    token: \"[REDACTED]\"\n" +
+		"  matrix:\n    password: |\n      [REDACTED]\n      [REDACTED]\n    user_id: '@bot:example'\n" +
 		"  webhook:\n    routes:\n      gh:\n        secret: ${GH_SECRET}\n" +
-		"hooks:\n  pre_tool_call:\n    - command: ./x.sh\n      env:\n        GITHUB_TOKEN: \"********\"\n"
+		"hooks:\n  pre_tool_call:\n    - command: ./x.sh\n      env:\n        GITHUB_TOKEN: \"[REDACTED]\"\n"
 	if string(out) != want {
 		t.Fatalf("masked:\n%s\nwant:\n%s", out, want)
 	}
