@@ -196,7 +196,7 @@ func TestMaskFile(t *testing.T) {
 	want := "# my config\nmodel:\n  default: m1   # the model\n  api_key: \"[REDACTED]\" # the key\nplatforms:\n" +
 		"  telegram: {token: \"[REDACTED]\", home_channel: '42'}\n" +
 		"  discord:\n    token: \"[REDACTED]\"\n" +
-		"  matrix:\n    password: |\n      [REDACTED]\n      [REDACTED]\n    user_id: '@bot:example'\n" +
+		"  matrix:\n    password: \"[REDACTED]\"\n    user_id: '@bot:example'\n" +
 		"  webhook:\n    routes:\n      gh:\n        secret: ${GH_SECRET}\n" +
 		"hooks:\n  pre_tool_call:\n    - command: ./x.sh\n      env:\n        GITHUB_TOKEN: \"[REDACTED]\"\n"
 	if string(out) != want {
@@ -204,6 +204,13 @@ func TestMaskFile(t *testing.T) {
 	}
 	if _, _, err := Parse(out); err != nil {
 		t.Fatalf("the masked text is not YAML: %v", err)
+	}
+	// a value over several lines cannot be masked in place: the document
+	// is written anew, without the secret
+	out, err = MaskFile([]byte("model:\n  api_key: \"spread\n    over-lines\"\n  default: m1 # kept\n"))
+	if err != nil || strings.Contains(string(out), "spread") || strings.Contains(string(out), "over-lines") ||
+		!strings.Contains(string(out), `api_key: "[REDACTED]"`) || !strings.Contains(string(out), "default: m1 # kept") {
+		t.Fatalf("masked: %v\n%s", err, out)
 	}
 }
 
