@@ -168,6 +168,18 @@ func TestConfigPath(t *testing.T) {
 	}
 }
 
+// A command stops at a config.yaml with wrong values, naming each of them
+// with its line (and column where it is known), not only the first.
+func TestConfigErrorsStopACommandNamingEach(t *testing.T) {
+	home := writeHome(t, map[string]string{"config.yaml": "approvals:\n  timeout: soon\nagent:\n  max_iterations: lots\n"})
+	code, out, errw := configCLI(t, home, nil, "sessions", "list")
+	want := "herald: config.yaml:2:12: \"soon\" is not a duration (use e.g. 30s or 5m)\n" +
+		"herald: config.yaml:4: cannot unmarshal !!str `lots` into int\n"
+	if code != 2 || out != "" || errw != want {
+		t.Fatalf("exit %d, want 2 and\n%s\ngot:\n%s%s", code, want, out, errw)
+	}
+}
+
 // Every command that loads the configuration prints its warnings, once.
 func TestConfigWarningsOncePerCommand(t *testing.T) {
 	const warning = `herald: warning: config.yaml:1: unknown key "bogus_key"; ignored`

@@ -188,7 +188,14 @@ func Main(ctx context.Context, args []string, opts ...Option) int {
 		fmt.Fprintf(e.stderr, "herald: %s\n\n%s", ue.msg, usage())
 		return 2
 	case errors.As(err, &ce):
-		fmt.Fprintf(e.stderr, "herald: %s\n", ce)
+		// every wrong value in config.yaml, not only the first
+		if _, joined := err.(interface{ Unwrap() []error }); joined {
+			for _, x := range splitErrors(err) {
+				fmt.Fprintf(e.stderr, "herald: %s\n", x)
+			}
+		} else {
+			fmt.Fprintf(e.stderr, "herald: %s\n", ce)
+		}
 		return 2
 	}
 	var ex *exitError
