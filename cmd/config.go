@@ -97,13 +97,17 @@ func (e *env) configCheck(args []string) error {
 	for _, l := range lines {
 		fmt.Fprintln(e.stdout, l)
 	}
-	path := filepath.Join(home, "config.yaml")
 	nWarn := len(lines) - len(errs)
-	switch _, err := os.Stat(path); {
-	case errors.Is(err, os.ErrNotExist):
-		fmt.Fprintf(e.stdout, "%s does not exist: herald runs on its defaults and the environment\n", path)
-	default:
-		fmt.Fprintf(e.stdout, "%s: %s, %s\n", path, count(len(errs), "error"), count(nWarn, "warning"))
+	var checked []string
+	for _, name := range []string{"config.yaml", ".env"} {
+		if _, err := os.Lstat(filepath.Join(home, name)); !errors.Is(err, os.ErrNotExist) {
+			checked = append(checked, filepath.Join(home, name))
+		}
+	}
+	if len(checked) == 0 {
+		fmt.Fprintf(e.stdout, "%s does not exist: herald runs on its defaults and the environment\n", filepath.Join(home, "config.yaml"))
+	} else {
+		fmt.Fprintf(e.stdout, "checked %s: %s, %s\n", strings.Join(checked, ", "), count(len(errs), "error"), count(nWarn, "warning"))
 	}
 	if len(errs) > 0 || *strict && nWarn > 0 {
 		return &exitError{code: 1}

@@ -77,11 +77,15 @@ func TestConfigCheck(t *testing.T) {
 		{"tab", "model:\n\tdefault: x\n", nil, 1},
 		{"tab-first-line", "\tmodel: x\n", nil, 1},
 		{"no-file", "", nil, 0},
+		{"dotenv", "model: gpt-test\n", nil, 1},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			files := map[string]string{}
 			if tc.name != "no-file" {
 				files["config.yaml"] = tc.yaml
+			}
+			if tc.name == "dotenv" {
+				files[".env"] = "# secrets\nOPENAI_API_KEY sk-missing-equals\n"
 			}
 			home := writeHome(t, files)
 			code, out, errw := configCLI(t, home, nil, append([]string{"config", "check"}, tc.args...)...)
@@ -149,6 +153,23 @@ func TestConfigShow(t *testing.T) {
 		if !want.MatchString(out) {
 			t.Errorf("show --effective lacks %s", want)
 		}
+	}
+}
+
+// Without a config.yaml, config show says so on stderr and prints
+// nothing (an empty object with --json); --effective lists the defaults.
+func TestConfigShowWithoutAFile(t *testing.T) {
+	home := t.TempDir()
+	code, out, errw := configCLI(t, home, nil, "config", "show")
+	if code != 0 || out != "" || errw != "herald: $HERALD_HOME/config.yaml does not exist: herald runs on its defaults (herald config show --effective lists them)\n" {
+		t.Fatalf("config show: exit %d:\n%s%s", code, out, errw)
+	}
+	if code, out, _ = configCLI(t, home, nil, "config", "show", "--json"); code != 0 || out != "{}\n" {
+		t.Fatalf("config show --json: exit %d: %q", code, out)
+	}
+	code, out, errw = configCLI(t, home, nil, "config", "show", "--effective")
+	if code != 0 || errw != "" || !regexp.MustCompile(`(?m)^approvals\.mode +ask +default$`).MatchString(out) {
+		t.Fatalf("config show --effective: exit %d:\n%s%s", code, out, errw)
 	}
 }
 

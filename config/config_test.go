@@ -78,6 +78,8 @@ func TestBadInputIsAnErrorWithLine(t *testing.T) {
 		{"tab among spaces", "model:\n  default: x\n\tbase_url: y\n", "config.yaml:3:1: a tab in the indentation"},
 		{"tab in a block scalar", "agent:\n  system_prompt: |\n    be brief\n\tand kind\n", "config.yaml:4:1: a tab in the indentation"},
 		{"tab in a list", "agent:\n  allowed_paths:\n  - /a\n\t- /b\n", "config.yaml:4:1: a tab in the indentation"},
+		// a tab further down is not blamed for another character
+		{"not the tab", "a: 1\nb: @x\nc:\n\td: 1\n", "config.yaml:2: found character that cannot start any token"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			_, _, err := Parse([]byte(tc.yaml))

@@ -205,11 +205,9 @@ func yamlError(err error, data []byte) error {
 		return errors.Join(errs...)
 	}
 	e := placed(strings.TrimPrefix(err.Error(), "yaml: "))
-	if tabError(e.Msg) {
-		if line, col := indentTab(data, e.Line); line > 0 {
-			e.Line, e.Column = line, col
-			e.Msg = "a tab in the indentation: YAML indents with spaces only (" + e.Msg + ")"
-		}
+	if line, col := tabAt(data, e); line > 0 {
+		e.Line, e.Column = line, col
+		e.Msg = "a tab in the indentation: YAML indents with spaces only (" + e.Msg + ")"
 	}
 	return e
 }
@@ -231,20 +229,32 @@ func placed(msg string) *Error {
 	return &Error{File: "config.yaml", Line: line, Column: col, Msg: m[3]}
 }
 
-// tabError reports whether a go-yaml syntax error may come from a tab:
-// a tab cannot start a token and may not indent.
-func tabError(msg string) bool {
-	return strings.Contains(msg, "tab character") || strings.Contains(msg, "cannot start any token")
+// tabAt finds the tab behind a go-yaml syntax error, if a tab is its
+// cause: the line and column of a tab in a line's indentation. go-yaml
+// counts a problem on the first line as no line; "cannot start any
+// token" is then on the line it names (or the first), and a tab that
+// "violates indentation" on that line or one below it (go-yaml names the
+// line of what encloses it).
+func tabAt(data []byte, e *Error) (line, column int) {
+	from := max(e.Line, 1)
+	switch {
+	case strings.Contains(e.Msg, "tab character"):
+		return indentTab(data, from, 0)
+	case strings.Contains(e.Msg, "cannot start any token"):
+		return indentTab(data, from, from)
+	}
+	return 0, 0
 }
 
-// indentTab finds the first line from line `from` on (the top when 0;
-// go-yaml counts a problem on the first line as no line, and names the
-// line of what encloses a bad indentation rather than the tab's) whose
-// indentation holds a tab, and the tab's column.
-func indentTab(data []byte, from int) (line, column int) {
+// indentTab finds the first line from line `from` on (up to line `to`, 0
+// for the end) whose indentation holds a tab, and the tab's column.
+func indentTab(data []byte, from, to int) (line, column int) {
 	for i, l := range strings.Split(string(data), "\n") {
 		if i+1 < from {
 			continue
+		}
+		if to > 0 && i+1 > to {
+			break
 		}
 		indent := len(l) - len(strings.TrimLeft(l, " \t"))
 		rest := strings.TrimSpace(l[indent:])

@@ -239,9 +239,7 @@ func lineIndent(lines []string, n int) int {
 	return len(lines[n-1]) - len(strings.TrimLeft(lines[n-1], " "))
 }
 
+// lineEnd is the line break that ends l, if any.
 func lineEnd(l string) string {
-	if strings.HasSuffix(l, "\n") {
-		return "\n"
-	}
-	return ""
+	return l[len(strings.TrimRight(l, "\r\n")):]
 }
