@@ -6,6 +6,7 @@ package cmd
 // masked in everything they print.
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -148,22 +149,35 @@ func (e *env) configShow(args []string) error {
 		return err
 	}
 	e.warnConfig(warns)
-	// every value the configuration knows as a secret, wherever it was
+	var out bytes.Buffer
+	if *effective {
+		err = writeSettings(&out, cfg.Settings(), *asJSON)
+	} else {
+		err = e.writeConfigFile(&out, home, *asJSON)
+	}
+	if err != nil {
+		return err
+	}
+	// the last guard behind the masking of the secret settings: every
+	// value the configuration holds as a secret, wherever else it is
 	// written (a token pasted into a URL, a prompt)
 	red := herald.NewRedactor()
 	for _, v := range cfg.Secrets {
 		red.Add(v)
 	}
-	out := &redactWriter{w: e.stdout, r: red}
-	if *effective {
-		return writeSettings(out, cfg.Settings(), *asJSON)
-	}
+	_, err = io.WriteString(e.stdout, red.Redact(out.String()))
+	return err
+}
+
+// writeConfigFile writes config.yaml with its secrets masked, as written
+// or as JSON.
+func (e *env) writeConfigFile(w io.Writer, home string, asJSON bool) error {
 	path := filepath.Join(home, "config.yaml")
 	data, err := herald.ReadRegularFile(path)
 	if errors.Is(err, os.ErrNotExist) {
 		fmt.Fprintf(e.stderr, "herald: %s does not exist: herald runs on its defaults (herald config show --effective lists them)\n", path)
-		if *asJSON {
-			fmt.Fprintln(out, "{}")
+		if asJSON {
+			fmt.Fprintln(w, "{}")
 		}
 		return nil
 	}
@@ -174,8 +188,8 @@ func (e *env) configShow(args []string) error {
 	if err != nil {
 		return err
 	}
-	if !*asJSON {
-		_, err = out.Write(masked)
+	if !asJSON {
+		_, err = w.Write(masked)
 		return err
 	}
 	var doc any
@@ -183,9 +197,32 @@ func (e *env) configShow(args []string) error {
 		return err
 	}
 	if doc == nil {
-		doc = map[string]any{}
+		doc = map[string]any{} // an empty file
 	}
-	return writeJSON(out, doc)
+	return writeJSON(w, jsonable(doc))
+}
+
+// jsonable turns a decoded YAML document into what encoding/json takes:
+// a mapping with keys that are not all strings (1: x) decodes as
+// map[any]any, whose keys are written as text here.
+func jsonable(v any) any {
+	switch v := v.(type) {
+	case map[string]any:
+		for k, x := range v {
+			v[k] = jsonable(x)
+		}
+	case map[any]any:
+		out := make(map[string]any, len(v))
+		for k, x := range v {
+			out[fmt.Sprint(k)] = jsonable(x)
+		}
+		return out
+	case []any:
+		for i, x := range v {
+			v[i] = jsonable(x)
+		}
+	}
+	return v
 }
 
 // settingJSON is one setting in show --effective --json: the value, its
@@ -242,21 +279,6 @@ func writeJSON(w io.Writer, v any) error {
 	enc := json.NewEncoder(w)
 	enc.SetIndent("", "  ")
 	return enc.Encode(v)
-}
-
-// redactWriter masks every secret the configuration knows in what is
-// written through it: the last guard behind the masking of the fields
-// tagged secret.
-type redactWriter struct {
-	w io.Writer
-	r *herald.Redactor
-}
-
-func (rw *redactWriter) Write(p []byte) (int, error) {
-	if _, err := io.WriteString(rw.w, rw.r.Redact(string(p))); err != nil {
-		return 0, err
-	}
-	return len(p), nil
 }
 
 // homeFiles are the files and directories herald keeps in its home, in

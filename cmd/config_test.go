@@ -173,6 +173,16 @@ func TestConfigShowWithoutAFile(t *testing.T) {
 	}
 }
 
+// A mapping whose keys are not all strings is written as JSON too.
+func TestConfigShowJSONWithNumberKeys(t *testing.T) {
+	home := writeHome(t, map[string]string{"config.yaml": "model: m\nextra:\n  1: one\n  two: [a, ~]\n"})
+	code, out, errw := configCLI(t, home, nil, "config", "show", "--json")
+	want := "{\n  \"extra\": {\n    \"1\": \"one\",\n    \"two\": [\n      \"a\",\n      null\n    ]\n  },\n  \"model\": \"m\"\n}\n"
+	if code != 0 || out != want {
+		t.Fatalf("exit %d:\n%s%s", code, out, errw)
+	}
+}
+
 // herald config path names each of herald's files, one per line, and
 // creates none of them.
 func TestConfigPath(t *testing.T) {
