@@ -65,7 +65,7 @@ func (e *env) boot(ctx context.Context, args []string) error {
 	if _, err := parse(fs, args[1:]); err != nil {
 		return err
 	}
-	cfg, _, err := e.loadConfig()
+	cfg, err := e.loadConfigWarned()
 	if err != nil {
 		return err
 	}

@@ -71,7 +71,7 @@ func (e *env) cron(ctx context.Context, args []string) error {
 
 // openJobs opens state.db for the job store.
 func (e *env) openJobs() (*cron.Jobs, string, func(), error) {
-	cfg, _, err := e.loadConfig()
+	cfg, err := e.loadConfigWarned()
 	if err != nil {
 		return nil, "", nil, err
 	}
@@ -284,7 +284,7 @@ func (e *env) cronRun(ctx context.Context, args []string) error {
 	if len(pos) != 1 {
 		return usagef("usage: herald cron run <id>")
 	}
-	cfg, _, err := e.loadConfig()
+	cfg, err := e.loadConfigWarned()
 	if err != nil {
 		return err
 	}

@@ -28,7 +28,7 @@ func (e *env) logs(ctx context.Context, args []string) error {
 	if err != nil {
 		return err
 	}
-	cfg, _, err := e.loadConfig()
+	cfg, err := e.loadConfigWarned()
 	if err != nil {
 		return err
 	}

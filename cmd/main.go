@@ -54,6 +54,8 @@ type env struct {
 	// goos chooses the service manager of herald gateway install
 	// (runtime.GOOS when empty; tests set it)
 	goos string
+	// configWarned is set once the configuration's warnings are printed.
+	configWarned bool
 }
 
 // usageError is a mistake in the command line (exit status 2).
@@ -182,7 +184,14 @@ func Main(ctx context.Context, args []string, opts ...Option) int {
 		fmt.Fprintf(e.stderr, "herald: %s\n\n%s", ue.msg, usage())
 		return 2
 	case errors.As(err, &ce):
-		fmt.Fprintf(e.stderr, "herald: %s\n", ce)
+		// every wrong value in config.yaml, not only the first
+		if _, joined := err.(interface{ Unwrap() []error }); joined {
+			for _, x := range splitErrors(err) {
+				fmt.Fprintf(e.stderr, "herald: %s\n", x)
+			}
+		} else {
+			fmt.Fprintf(e.stderr, "herald: %s\n", ce)
+		}
 		return 2
 	}
 	var ex *exitError
@@ -266,18 +275,28 @@ func (e *env) run(ctx context.Context, args []string) error {
 	return usagef("unknown command %q", name)
 }
 
-// loadConfigWarned loads the configuration for a command that builds no
-// app (whose logger would say them) and prints its warnings on stderr, one
-// line each, as every command shows them.
+// loadConfigWarned loads the configuration and prints its warnings.
 func (e *env) loadConfigWarned() (*config.Config, error) {
 	cfg, warns, err := e.loadConfig()
 	if err != nil {
 		return nil, err
 	}
+	e.warnConfig(warns)
+	return cfg, nil
+}
+
+// warnConfig prints the configuration's warnings on stderr, one line
+// each, as every command shows them: once per command, however many
+// times the command loads the configuration (cron run loads it, then
+// builds an app that loads it again).
+func (e *env) warnConfig(warns []config.Warning) {
+	if e.configWarned {
+		return
+	}
+	e.configWarned = true
 	for _, w := range warns {
 		fmt.Fprintf(e.stderr, "herald: warning: %s\n", w)
 	}
-	return cfg, nil
 }
 
 // flags returns a FlagSet for a subcommand with --home on it.

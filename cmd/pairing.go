@@ -27,7 +27,7 @@ func (e *env) pairing(ctx context.Context, args []string) error {
 	if len(args) == 0 {
 		return usagef(pairingUsage)
 	}
-	cfg, _, err := e.loadConfig()
+	cfg, err := e.loadConfigWarned()
 	if err != nil {
 		return err
 	}

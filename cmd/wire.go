@@ -87,8 +87,13 @@ func (e *env) newApp(o appOptions) (*app, error) {
 	if err := sandbox.ProtectSelf(); err != nil {
 		a.log.Warn("could not mark herald non-dumpable: processes it starts may read its memory and environment", "err", err)
 	}
-	for _, w := range warns {
-		a.log.Warn(w.String())
+	if o.logToFile {
+		// the gateway's log keeps them
+		for _, w := range warns {
+			a.log.Warn(w.String())
+		}
+	} else {
+		e.warnConfig(warns)
 	}
 	st, err := sessions.Open(filepath.Join(a.home, "state.db"))
 	if err != nil {

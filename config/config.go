@@ -1,7 +1,6 @@
 package config
 
 import (
-	"fmt"
 	"math"
 	"strconv"
 	"strings"
@@ -54,6 +53,10 @@ type Config struct {
 	Home    string            `yaml:"-"`
 	Secrets map[string]string `yaml:"-"` // name → value, for redaction and scrubbing
 	Env     map[string]string `yaml:"-"` // .env values, merged under the process environment
+
+	// sources says where each setting that is not a default came from,
+	// by key path (source.go).
+	sources map[string]Source
 }
 
 // Model is the LLM endpoint. In YAML it is either a string (the model
@@ -61,7 +64,7 @@ type Config struct {
 type Model struct {
 	Name          string `yaml:"default"`
 	BaseURL       string `yaml:"base_url"`
-	APIKey        string `yaml:"api_key"`
+	APIKey        string `yaml:"api_key" secret:"true"`
 	Provider      string `yaml:"provider"`
 	ContextWindow int    `yaml:"context_window"`
 	MaxTokens     int    `yaml:"max_tokens"`
@@ -102,7 +105,7 @@ func (m *Model) UnmarshalYAML(n *yaml.Node) error {
 		}
 		return nil
 	}
-	return &yaml.TypeError{Errors: []string{fmt.Sprintf("line %d: model must be a name or a mapping", n.Line)}}
+	return nodeError(n, "model must be a name or a mapping")
 }
 
 // Raw keeps a YAML value undecoded, with its line numbers, for the package
@@ -144,13 +147,13 @@ func (p *Paths) UnmarshalYAML(n *yaml.Node) error {
 		var out Paths
 		for _, x := range n.Content {
 			if x.Kind != yaml.ScalarNode || x.Value == "" {
-				return &yaml.TypeError{Errors: []string{fmt.Sprintf("line %d: expected a path", x.Line)}}
+				return nodeError(x, "expected a path")
 			}
 			out = append(out, x.Value)
 		}
 		*p = out
 	default:
-		return &yaml.TypeError{Errors: []string{fmt.Sprintf("line %d: expected a path or a list of paths", n.Line)}}
+		return nodeError(n, "expected a path or a list of paths")
 	}
 	return nil
 }
@@ -195,11 +198,11 @@ type Local struct {
 type Telegram struct {
 	Common        `yaml:",inline"`
 	Enabled       *bool  `yaml:"enabled"`
-	Token         string `yaml:"token"`
+	Token         string `yaml:"token" secret:"true"`
 	APIEndpoint   string `yaml:"api_endpoint"`
 	WebhookURL    string `yaml:"webhook_url"`
 	WebhookListen string `yaml:"webhook_listen"`
-	WebhookSecret string `yaml:"webhook_secret"`
+	WebhookSecret string `yaml:"webhook_secret" secret:"true"`
 	PollTimeout   int    `yaml:"poll_timeout"`
 	// ReplyToMode: which messages of a reply in a group quote the
 	// message answered (first|all|off, default first).
@@ -217,7 +220,7 @@ type Telegram struct {
 type Discord struct {
 	Common  `yaml:",inline"`
 	Enabled *bool  `yaml:"enabled"`
-	Token   string `yaml:"token"`
+	Token   string `yaml:"token" secret:"true"`
 	APIBase string `yaml:"api_base"`
 	// AllowBots is none|mentions|all (Hermes' DISCORD_ALLOW_BOTS): which
 	// other bots' messages are let in.
@@ -245,9 +248,9 @@ type Discord struct {
 type Slack struct {
 	Common        `yaml:",inline"`
 	Enabled       *bool  `yaml:"enabled"`
-	BotToken      string `yaml:"bot_token"`
-	AppToken      string `yaml:"app_token"`
-	SigningSecret string `yaml:"signing_secret"`
+	BotToken      string `yaml:"bot_token" secret:"true"`
+	AppToken      string `yaml:"app_token" secret:"true"`
+	SigningSecret string `yaml:"signing_secret" secret:"true"`
 	APIURL        string `yaml:"api_url"`
 	// Mode is socket (Socket Mode) or events (Events API over HTTP).
 	Mode         string `yaml:"mode"`
@@ -269,10 +272,10 @@ type Slack struct {
 type WhatsApp struct {
 	Common        `yaml:",inline"`
 	Enabled       *bool  `yaml:"enabled"`
-	AccessToken   string `yaml:"access_token"`
+	AccessToken   string `yaml:"access_token" secret:"true"`
 	PhoneNumberID string `yaml:"phone_number_id"`
-	VerifyToken   string `yaml:"verify_token"`
-	AppSecret     string `yaml:"app_secret"`
+	VerifyToken   string `yaml:"verify_token" secret:"true"`
+	AppSecret     string `yaml:"app_secret" secret:"true"`
 	// APIBase is the Graph API with its version (default
 	// https://graph.facebook.com/v21.0).
 	APIBase string `yaml:"api_base"`
@@ -285,7 +288,7 @@ type Teams struct {
 	Common      `yaml:",inline"`
 	Enabled     *bool  `yaml:"enabled"`
 	AppID       string `yaml:"app_id"`
-	AppPassword string `yaml:"app_password"`
+	AppPassword string `yaml:"app_password" secret:"true"`
 	TenantID    string `yaml:"tenant_id"`
 	// OpenIDMetadataURL and TokenURL replace Microsoft's documented
 	// endpoints (for tests; empty uses them).
@@ -300,9 +303,9 @@ type Matrix struct {
 	Common      `yaml:",inline"`
 	Enabled     *bool  `yaml:"enabled"`
 	Homeserver  string `yaml:"homeserver"`
-	AccessToken string `yaml:"access_token"`
+	AccessToken string `yaml:"access_token" secret:"true"`
 	UserID      string `yaml:"user_id"`
-	Password    string `yaml:"password"`
+	Password    string `yaml:"password" secret:"true"`
 	// DeviceID is the device a password login reuses (default: the one
 	// the first login got, kept in state.db).
 	DeviceID string `yaml:"device_id"`
@@ -334,7 +337,7 @@ type Webhook struct {
 type WebhookSettings struct {
 	// Secret is the secret of routes that set none (Hermes' global
 	// secret).
-	Secret string `yaml:"secret"`
+	Secret string `yaml:"secret" secret:"true"`
 	// RateLimit is each route's default requests per minute
 	// (DefaultWebhookRateLimit).
 	RateLimit int `yaml:"rate_limit"`
@@ -350,7 +353,7 @@ type WebhookRoute struct {
 	// Secret checks each request: GitHub's X-Hub-Signature-256, GitLab's
 	// X-Gitlab-Token, or X-Webhook-Signature-256 (HMAC-SHA256 of the raw
 	// body). "${NAME}" reads it from the environment or .env.
-	Secret string `yaml:"secret"`
+	Secret string `yaml:"secret" secret:"true"`
 	// InsecureNoAuth serves a route without a secret (for trying things
 	// out on a loopback listener).
 	InsecureNoAuth bool `yaml:"insecure_no_auth"`
@@ -417,7 +420,7 @@ type STT struct {
 	Model   string `yaml:"model"`
 	// BaseURL and APIKey default to the model's.
 	BaseURL string `yaml:"base_url"`
-	APIKey  string `yaml:"api_key"`
+	APIKey  string `yaml:"api_key" secret:"true"`
 }
 
 // TerminalTool configures the terminal tool.
@@ -468,11 +471,11 @@ type Duration time.Duration
 
 func (d *Duration) UnmarshalYAML(n *yaml.Node) error {
 	if n.Kind != yaml.ScalarNode {
-		return &yaml.TypeError{Errors: []string{fmt.Sprintf("line %d: expected a duration such as 30s", n.Line)}}
+		return nodeError(n, "expected a duration such as 30s")
 	}
 	v := strings.TrimSpace(n.Value)
 	bad := func(format string) error {
-		return &yaml.TypeError{Errors: []string{fmt.Sprintf("line %d: "+format, n.Line, v)}}
+		return nodeError(n, format, v)
 	}
 	var p time.Duration
 	if secs, err := strconv.ParseFloat(v, 64); err == nil {

@@ -11,4 +11,14 @@
 // never opened for a blocking read, so it cannot hold start-up. The hooks:
 // block is kept as a raw YAML node for the hooks package, which owns its
 // format.
+//
+// The loader records where each setting came from (Source: a default, a
+// line of config.yaml or .env, an environment variable) while it walks the
+// node tree and applies the environment. A value out of its set or range
+// is a warning naming that source, line and column ("config.yaml:5:9: …"),
+// and the default replaces it. A tab in the indentation is an error naming
+// the tab's line and column, wherever go-yaml placed it. Settings lists
+// every effective value with its source, secrets masked: a field tagged
+// `secret:"true"` is never in its result, and the same tag decides what
+// Secrets holds for redaction.
 package config

@@ -4,6 +4,8 @@ import (
 	"errors"
 	"strings"
 	"testing"
+
+	"go.yaml.in/yaml/v3"
 )
 
 // FuzzParse feeds config.yaml text to the decoder. Whatever the input,
@@ -64,5 +66,85 @@ func FuzzParse(f *testing.F) {
 		default:
 			t.Fatalf("busy mode %q after validation", cfg.BusyMode())
 		}
+		// every setting is listed, with a secret's value masked
+		for _, s := range cfg.Settings() {
+			if s.Secret && s.Value != Masked && s.Value != "" {
+				t.Fatalf("secret %s listed as %v", s.Key, s.Value)
+			}
+		}
+	})
+}
+
+// FuzzMaskFile feeds config.yaml text to MaskFile. Whatever the input, it
+// returns (never panics); text that is YAML stays YAML, and in it every
+// scalar under a key named like a credential is masked, empty, or a
+// ${NAME} reference: no secret survives, wherever and however it is
+// written (quoted, a block, a flow mapping, an anchor).
+func FuzzMaskFile(f *testing.F) {
+	for _, s := range []string{
+		"",
+		"model:\n  api_key: sk-plain\n",
+		"platforms:\n  telegram: {token: 'a''b', home_channel: x}\n",
+		"platforms:\n  discord:\n    token: \"a\\\"b\"\n",
+		"platforms:\n  matrix:\n    password: |\n      line1\n      line2\n    user_id: u\n",
+		"platforms:\n  matrix:\n    password: >-\n      folded\n",
+		"x: &a s3cret\nmodel:\n  api_key: *a\n",
+		"model:\n  api_key: &b !!str tagged\n",
+		"hooks:\n  pre_tool_call:\n    - env:\n        GITHUB_TOKEN: ghp\n",
+		"platforms:\n  webhook:\n    routes:\n      gh:\n        secret: ${GH}\n",
+		"model:\n  api_key: plain\n    continued\n",
+		"model:\n  api_key: \"spread\n    over\"\n",
+		"token: 12345678\n",
+		"- token: x\n",
+		"token: &a [*a]\n",
+		"a: &a [x, y]\nb: &b [*a, *a, *a]\nc: &c [*b, *b, *b]\ntoken: [*c, *c, *c]\n",
+	} {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, data []byte) {
+		out, err := MaskFile(data)
+		if err != nil {
+			var ce *Error
+			if !errors.As(err, &ce) {
+				t.Fatalf("error %q (%T) is not an *Error", err, err)
+			}
+			return
+		}
+		var root yaml.Node
+		if err := yaml.Unmarshal(out, &root); err != nil {
+			t.Fatalf("masked text is not YAML: %v\n%s", err, out)
+		}
+		type visit struct {
+			n      *yaml.Node
+			secret bool
+		}
+		seen := map[visit]bool{}
+		var check func(n *yaml.Node, secret bool, depth int)
+		check = func(n *yaml.Node, secret bool, depth int) {
+			if seen[visit{n, secret}] {
+				return
+			}
+			seen[visit{n, secret}] = true
+			switch n.Kind {
+			case yaml.DocumentNode, yaml.SequenceNode:
+				for _, x := range n.Content {
+					check(x, secret, depth+1)
+				}
+			case yaml.MappingNode:
+				for i := 0; i+1 < len(n.Content); i += 2 {
+					check(n.Content[i+1], secret || SecretKey(n.Content[i].Value), depth+1)
+				}
+			case yaml.AliasNode:
+				if n.Alias != nil {
+					check(n.Alias, secret, depth+1)
+				}
+			case yaml.ScalarNode:
+				v := strings.TrimSpace(n.Value)
+				if secret && v != "" && n.Tag != "!!null" && v != Masked && !secretRef.MatchString(v) {
+					t.Fatalf("secret %q left at line %d:\n%s", n.Value, n.Line, out)
+				}
+			}
+		}
+		check(&root, false, 0)
 	})
 }

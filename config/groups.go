@@ -5,7 +5,6 @@ package config
 // quote the message they answer. Hermes' key names.
 
 import (
-	"fmt"
 	"regexp"
 	"strings"
 
@@ -28,7 +27,7 @@ func (l *IDList) UnmarshalYAML(n *yaml.Node) error {
 	var out IDList
 	add := func(x *yaml.Node) error {
 		if x.Kind != yaml.ScalarNode {
-			return &yaml.TypeError{Errors: []string{fmt.Sprintf("line %d: expected an id", x.Line)}}
+			return nodeError(x, "expected an id")
 		}
 		if x.Tag == "!!null" {
 			return nil
@@ -52,7 +51,7 @@ func (l *IDList) UnmarshalYAML(n *yaml.Node) error {
 			}
 		}
 	default:
-		return &yaml.TypeError{Errors: []string{fmt.Sprintf("line %d: expected an id or a list of ids", n.Line)}}
+		return nodeError(n, "expected an id or a list of ids")
 	}
 	*l = out
 	return nil
@@ -73,19 +72,19 @@ func (p *Patterns) UnmarshalYAML(n *yaml.Node) error {
 	case yaml.SequenceNode:
 		nodes = n.Content
 	default:
-		return &yaml.TypeError{Errors: []string{fmt.Sprintf("line %d: expected a pattern or a list of patterns", n.Line)}}
+		return nodeError(n, "expected a pattern or a list of patterns")
 	}
 	var out Patterns
 	for _, x := range nodes {
 		if x.Kind != yaml.ScalarNode {
-			return &yaml.TypeError{Errors: []string{fmt.Sprintf("line %d: expected a pattern", x.Line)}}
+			return nodeError(x, "expected a pattern")
 		}
 		if strings.TrimSpace(x.Value) == "" {
 			continue
 		}
 		re, err := regexp.Compile("(?i)" + x.Value)
 		if err != nil {
-			return &yaml.TypeError{Errors: []string{fmt.Sprintf("line %d: mention pattern %q: %v", x.Line, x.Value, strings.TrimPrefix(err.Error(), "error parsing regexp: "))}}
+			return nodeError(x, "mention pattern %q: %v", x.Value, strings.TrimPrefix(err.Error(), "error parsing regexp: "))
 		}
 		out = append(out, re)
 	}
@@ -99,7 +98,7 @@ type ReplyMode string
 
 func (m *ReplyMode) UnmarshalYAML(n *yaml.Node) error {
 	if n.Kind != yaml.ScalarNode {
-		return &yaml.TypeError{Errors: []string{fmt.Sprintf("line %d: reply_to_mode: expected first, all or off", n.Line)}}
+		return nodeError(n, "reply_to_mode: expected first, all or off")
 	}
 	v := strings.ToLower(strings.TrimSpace(n.Value))
 	switch v {
@@ -109,7 +108,7 @@ func (m *ReplyMode) UnmarshalYAML(n *yaml.Node) error {
 	case "":
 		v = ""
 	default:
-		return &yaml.TypeError{Errors: []string{fmt.Sprintf("line %d: reply_to_mode %q is not one of first|all|off", n.Line, n.Value)}}
+		return nodeError(n, "reply_to_mode %q is not one of first|all|off", n.Value)
 	}
 	*m = ReplyMode(v)
 	return nil

@@ -17,34 +17,38 @@ import (
 	"github.com/heraldgw/herald"
 )
 
-// Error is a config problem a user must fix; its text names the file and
-// line ("config.yaml:12: …").
+// Error is a config problem a user must fix; its text names the file,
+// line and, where the decoder knows it, column ("config.yaml:12:7: …").
 type Error struct {
-	File string
-	Line int
-	Msg  string
+	File   string
+	Line   int
+	Column int
+	Msg    string
 }
 
-func (e *Error) Error() string {
-	if e.Line > 0 {
-		return fmt.Sprintf("%s:%d: %s", e.File, e.Line, e.Msg)
-	}
-	return fmt.Sprintf("%s: %s", e.File, e.Msg)
-}
+func (e *Error) Error() string { return where(e.File, e.Line, e.Column) + e.Msg }
 
 // Warning is a problem that does not stop herald (an unknown key, a
-// Hermes setting herald ignores).
+// Hermes setting herald ignores, a value out of range that herald
+// replaces by its default).
 type Warning struct {
-	File string
-	Line int
-	Msg  string
+	File   string
+	Line   int
+	Column int
+	Msg    string
 }
 
-func (w Warning) String() string {
-	if w.Line > 0 {
-		return fmt.Sprintf("%s:%d: %s", w.File, w.Line, w.Msg)
+func (w Warning) String() string { return where(w.File, w.Line, w.Column) + w.Msg }
+
+// where is "file:line:column: ", as much of it as is known.
+func where(file string, line, column int) string {
+	switch {
+	case line > 0 && column > 0:
+		return fmt.Sprintf("%s:%d:%d: ", file, line, column)
+	case line > 0:
+		return fmt.Sprintf("%s:%d: ", file, line)
 	}
-	return fmt.Sprintf("%s: %s", w.File, w.Msg)
+	return file + ": "
 }
 
 // Home returns the herald home: flag value, else $HERALD_HOME (through
@@ -88,7 +92,8 @@ func EnsureHome(home string) error {
 
 // Load reads home/config.yaml (optional) and home/.env (optional), applies
 // environment overrides from getenv (os.Getenv when nil) and validates.
-// A returned error is an *Error for bad YAML or a wrong type.
+// A returned error is an *Error for bad YAML or a wrong type; the
+// warnings found before it (unknown keys) are returned with it.
 func Load(home string, getenv func(string) string) (*Config, []Warning, error) {
 	if getenv == nil {
 		getenv = os.Getenv
@@ -97,16 +102,23 @@ func Load(home string, getenv func(string) string) (*Config, []Warning, error) {
 	cfg.Home = home
 	var warns []Warning
 
-	dotenv, err := readDotEnv(filepath.Join(home, ".env"))
+	dotenv, dotenvLines, err := readDotEnv(filepath.Join(home, ".env"))
 	if err != nil {
 		return nil, nil, err
 	}
 	cfg.Env = dotenv
-	lookup := func(k string) string {
+	lookupSource := func(k string) (string, Source) {
 		if v := getenv(k); v != "" {
-			return v
+			return v, Source{Env: k}
 		}
-		return dotenv[k]
+		if v := dotenv[k]; v != "" {
+			return v, Source{File: ".env", Line: dotenvLines[k], Env: k}
+		}
+		return "", Source{}
+	}
+	lookup := func(k string) string {
+		v, _ := lookupSource(k)
+		return v
 	}
 
 	path := filepath.Join(home, "config.yaml")
@@ -118,14 +130,14 @@ func Load(home string, getenv func(string) string) (*Config, []Warning, error) {
 	default:
 		w, err := decode(data, cfg)
 		if err != nil {
-			return nil, nil, err
+			return nil, w, err
 		}
 		warns = append(warns, w...)
 	}
 
-	applyEnv(cfg, lookup)
-	mergeWebhookExtra(&cfg.Platforms.Webhook)
-	warns = append(warns, expandWebhookSecrets(&cfg.Platforms.Webhook, lookup)...)
+	applyEnv(cfg, lookupSource)
+	mergeWebhookExtra(cfg)
+	warns = append(warns, expandWebhookSecrets(cfg, lookup)...)
 	warns = append(warns, validate(cfg)...)
 	cfg.Secrets = collectSecrets(cfg, lookup)
 	return cfg, warns, nil
@@ -137,18 +149,19 @@ func Parse(data []byte) (*Config, []Warning, error) {
 	cfg := Defaults()
 	w, err := decode(data, cfg)
 	if err != nil {
-		return nil, nil, err
+		return nil, w, err
 	}
-	mergeWebhookExtra(&cfg.Platforms.Webhook)
+	mergeWebhookExtra(cfg)
 	return cfg, append(w, validate(cfg)...), nil
 }
 
-var lineRe = regexp.MustCompile(`^line (\d+): (.*)$`)
-
+// decode decodes config.yaml's text over cfg and records where each key
+// is. It returns the warnings about unknown keys even when a value has
+// the wrong type (the error).
 func decode(data []byte, cfg *Config) ([]Warning, error) {
 	var root yaml.Node
 	if err := yaml.Unmarshal(data, &root); err != nil {
-		return nil, yamlError(err)
+		return nil, yamlError(err, data)
 	}
 	if len(root.Content) == 0 {
 		return nil, nil // empty file
@@ -160,29 +173,99 @@ func decode(data []byte, cfg *Config) ([]Warning, error) {
 		}
 		return nil, &Error{File: "config.yaml", Line: doc.Line, Msg: "the top level must be a mapping of settings"}
 	}
+	w := keyWalker{sources: map[string]Source{}}
+	w.walk(doc, reflect.TypeOf(*cfg), "")
 	if err := doc.Decode(cfg); err != nil {
-		return nil, yamlError(err)
+		return w.warns, yamlError(err, data)
 	}
-	var warns []Warning
-	unknownKeys(doc, reflect.TypeOf(*cfg), "", &warns)
-	return warns, nil
+	for k, s := range w.sources {
+		cfg.setSource(k, s)
+	}
+	return w.warns, nil
 }
 
-func yamlError(err error) error {
+// lineRe is how go-yaml places a problem: "line N: …", or "line N:C: …"
+// in the messages of herald's own types.
+var lineRe = regexp.MustCompile(`^line (\d+)(?::(\d+))?: (.*)$`)
+
+// yamlError turns go-yaml's error into an *Error naming config.yaml's
+// line (and column where it is known); every type error after the first
+// is joined to it. data is the text, for the problems go-yaml places
+// badly: a tab in the indentation.
+func yamlError(err error, data []byte) error {
 	var te *yaml.TypeError
 	if errors.As(err, &te) && len(te.Errors) > 0 {
-		if m := lineRe.FindStringSubmatch(te.Errors[0]); m != nil {
-			n, _ := strconv.Atoi(m[1])
-			return &Error{File: "config.yaml", Line: n, Msg: m[2]}
+		errs := make([]error, len(te.Errors))
+		for i, msg := range te.Errors {
+			errs[i] = placed(msg)
 		}
-		return &Error{File: "config.yaml", Msg: te.Errors[0]}
+		if len(errs) == 1 {
+			return errs[0]
+		}
+		return errors.Join(errs...)
 	}
-	msg := strings.TrimPrefix(err.Error(), "yaml: ")
-	if m := lineRe.FindStringSubmatch(msg); m != nil {
-		n, _ := strconv.Atoi(m[1])
-		return &Error{File: "config.yaml", Line: n, Msg: m[2]}
+	e := placed(strings.TrimPrefix(err.Error(), "yaml: "))
+	if line, col := tabAt(data, e); line > 0 {
+		e.Line, e.Column = line, col
+		e.Msg = "a tab in the indentation: YAML indents with spaces only (" + e.Msg + ")"
 	}
-	return &Error{File: "config.yaml", Msg: msg}
+	return e
+}
+
+// nodeError is an error of herald's own decoding placed at n's line and
+// column, in the form placed reads.
+func nodeError(n *yaml.Node, format string, a ...any) error {
+	return &yaml.TypeError{Errors: []string{fmt.Sprintf("line %d:%d: ", n.Line, n.Column) + fmt.Sprintf(format, a...)}}
+}
+
+// placed reads go-yaml's "line N: msg" (or herald's "line N:C: msg").
+func placed(msg string) *Error {
+	m := lineRe.FindStringSubmatch(msg)
+	if m == nil {
+		return &Error{File: "config.yaml", Msg: msg}
+	}
+	line, _ := strconv.Atoi(m[1])
+	col, _ := strconv.Atoi(m[2])
+	return &Error{File: "config.yaml", Line: line, Column: col, Msg: m[3]}
+}
+
+// tabAt finds the tab behind a go-yaml syntax error, if a tab is its
+// cause: the line and column of a tab in a line's indentation. go-yaml
+// counts a problem on the first line as no line; "cannot start any
+// token" is then on the line it names (or the first), and a tab that
+// "violates indentation" on that line or one below it (go-yaml names the
+// line of what encloses it).
+func tabAt(data []byte, e *Error) (line, column int) {
+	from := max(e.Line, 1)
+	switch {
+	case strings.Contains(e.Msg, "tab character"):
+		return indentTab(data, from, 0)
+	case strings.Contains(e.Msg, "cannot start any token"):
+		return indentTab(data, from, from)
+	}
+	return 0, 0
+}
+
+// indentTab finds the first line from line `from` on (up to line `to`, 0
+// for the end) whose indentation holds a tab, and the tab's column.
+func indentTab(data []byte, from, to int) (line, column int) {
+	for i, l := range strings.Split(string(data), "\n") {
+		if i+1 < from {
+			continue
+		}
+		if to > 0 && i+1 > to {
+			break
+		}
+		indent := len(l) - len(strings.TrimLeft(l, " \t"))
+		rest := strings.TrimSpace(l[indent:])
+		if rest == "" || strings.HasPrefix(rest, "#") {
+			continue
+		}
+		if t := strings.IndexByte(l[:indent], '\t'); t >= 0 {
+			return i + 1, t + 1
+		}
+	}
+	return 0, 0
 }
 
 // hermesKeys are top-level keys of a Hermes config.yaml that herald reads
@@ -198,76 +281,15 @@ var hermesKeys = map[string]bool{
 	"approval": true, "context": true, "prompt_caching": true, "file_read_max_chars": true, "_config_version": true,
 }
 
-func unknownKeys(n *yaml.Node, t reflect.Type, prefix string, warns *[]Warning) {
-	for t.Kind() == reflect.Pointer {
-		t = t.Elem()
-	}
-	if n.Kind == yaml.MappingNode && t.Kind() == reflect.Map && t.Key().Kind() == reflect.String {
-		// a map of named entries (platforms.webhook.routes): each entry's keys
-		for i := 0; i+1 < len(n.Content); i += 2 {
-			unknownKeys(n.Content[i+1], t.Elem(), prefix+n.Content[i].Value+".", warns)
-		}
-		return
-	}
-	if n.Kind != yaml.MappingNode || t.Kind() != reflect.Struct || t == reflect.TypeOf(yaml.Node{}) || t == reflect.TypeOf(Raw{}) {
-		return
-	}
-	fields := map[string]reflect.Type{}
-	collectFields(t, fields)
-	if t == reflect.TypeOf(Model{}) {
-		fields["model"] = reflect.TypeOf("")
-	}
-	names := make([]string, 0, len(fields))
-	for k := range fields {
-		names = append(names, k)
-	}
-	for i := 0; i+1 < len(n.Content); i += 2 {
-		k, v := n.Content[i], n.Content[i+1]
-		ft, ok := fields[k.Value]
-		if !ok {
-			key := prefix + k.Value
-			msg := fmt.Sprintf("unknown key %q", key)
-			if prefix == "" && hermesKeys[k.Value] || prefix == "plugins." && herald.Closest(k.Value, names) == "" {
-				msg = fmt.Sprintf("key %q is a Hermes setting herald does not use; ignored", key)
-			} else if s := herald.Closest(k.Value, names); s != "" {
-				msg += fmt.Sprintf(" (did you mean %q?)", prefix+s)
-			} else {
-				msg += "; ignored"
-			}
-			*warns = append(*warns, Warning{File: "config.yaml", Line: k.Line, Msg: msg})
-			continue
-		}
-		unknownKeys(v, ft, prefix+k.Value+".", warns)
-	}
-}
-
-func collectFields(t reflect.Type, out map[string]reflect.Type) {
-	for i := 0; i < t.NumField(); i++ {
-		f := t.Field(i)
-		tag := f.Tag.Get("yaml")
-		name, opts, _ := strings.Cut(tag, ",")
-		if name == "-" {
-			continue
-		}
-		if strings.Contains(opts, "inline") {
-			collectFields(f.Type, out)
-			continue
-		}
-		if name == "" {
-			name = strings.ToLower(f.Name)
-		}
-		out[name] = f.Type
-	}
-}
-
-func readDotEnv(path string) (map[string]string, error) {
-	out := map[string]string{}
+// readDotEnv reads NAME=value lines, and the line of each name.
+func readDotEnv(path string) (map[string]string, map[string]int, error) {
+	out, lines := map[string]string{}, map[string]int{}
 	data, err := herald.ReadRegularFile(path)
 	if errors.Is(err, os.ErrNotExist) {
-		return out, nil
+		return out, lines, nil
 	}
 	if err != nil {
-		return nil, &Error{File: ".env", Msg: err.Error()}
+		return nil, nil, &Error{File: ".env", Msg: err.Error()}
 	}
 	sc := bufio.NewScanner(bytes.NewReader(data))
 	sc.Buffer(make([]byte, 64*1024), 1<<20)
@@ -281,73 +303,86 @@ func readDotEnv(path string) (map[string]string, error) {
 		s = strings.TrimPrefix(s, "export ")
 		k, v, ok := strings.Cut(s, "=")
 		if !ok {
-			return nil, &Error{File: ".env", Line: line, Msg: "expected NAME=value"}
+			return nil, nil, &Error{File: ".env", Line: line, Msg: "expected NAME=value"}
 		}
 		k, v = strings.TrimSpace(k), strings.TrimSpace(v)
 		if len(v) >= 2 && (v[0] == '"' && v[len(v)-1] == '"' || v[0] == '\'' && v[len(v)-1] == '\'') {
 			v = v[1 : len(v)-1]
 		}
-		out[k] = v
+		out[k], lines[k] = v, line
 	}
 	if err := sc.Err(); err != nil {
-		return nil, &Error{File: ".env", Line: line, Msg: err.Error()}
+		return nil, nil, &Error{File: ".env", Line: line, Msg: err.Error()}
 	}
-	return out, nil
+	return out, lines, nil
 }
 
-func applyEnv(c *Config, get func(string) string) {
-	set := func(dst *string, names ...string) {
+// applyEnv applies the environment's settings (get answers with the
+// value and where it is set) and records each one's source.
+func applyEnv(c *Config, get func(string) (string, Source)) {
+	// first returns the first of names that is set
+	first := func(names ...string) (string, Source) {
 		for _, n := range names {
-			if v := get(n); v != "" {
-				*dst = v
-				return
+			if v, src := get(n); v != "" {
+				return v, src
 			}
 		}
+		return "", Source{}
 	}
-	set(&c.Model.APIKey, "OPENAI_API_KEY")
-	set(&c.Model.BaseURL, "OPENAI_BASE_URL")
-	set(&c.Model.Name, "HERALD_MODEL")
-	set(&c.Platforms.Local.Listen, "HERALD_LOCAL_LISTEN")
-	set(&c.Inbound.Listen, "HERALD_INBOUND_LISTEN")
-	if v := get("HERALD_MAX_ITERATIONS"); v != "" {
-		if n, err := strconv.Atoi(v); err == nil && n > 0 {
-			c.Agent.MaxIterations = n
+	set := func(key string, dst *string, names ...string) {
+		if v, src := first(names...); v != "" {
+			*dst = v
+			c.setSource(key, src)
 		}
 	}
-	set(&c.Platforms.Telegram.Token, "TELEGRAM_BOT_TOKEN")
-	set(&c.Platforms.Discord.Token, "DISCORD_BOT_TOKEN")
-	set(&c.Platforms.Slack.BotToken, "SLACK_BOT_TOKEN")
-	set(&c.Platforms.Slack.AppToken, "SLACK_APP_TOKEN")
-	set(&c.Platforms.Slack.SigningSecret, "SLACK_SIGNING_SECRET")
-	set(&c.Platforms.Telegram.WebhookSecret, "TELEGRAM_WEBHOOK_SECRET")
-	set(&c.Platforms.Discord.AllowBots, "DISCORD_ALLOW_BOTS")
+	setList := func(key string, dst func([]string), name string) {
+		if v, src := get(name); v != "" {
+			dst(splitList(v))
+			c.setSource(key, src)
+		}
+	}
+	set("model.api_key", &c.Model.APIKey, "OPENAI_API_KEY")
+	set("model.base_url", &c.Model.BaseURL, "OPENAI_BASE_URL")
+	set("model.default", &c.Model.Name, "HERALD_MODEL")
+	set("platforms.local.listen", &c.Platforms.Local.Listen, "HERALD_LOCAL_LISTEN")
+	set("inbound.listen", &c.Inbound.Listen, "HERALD_INBOUND_LISTEN")
+	if v, src := get("HERALD_MAX_ITERATIONS"); v != "" {
+		if n, err := strconv.Atoi(v); err == nil && n > 0 {
+			c.Agent.MaxIterations = n
+			c.setSource("agent.max_iterations", src)
+		}
+	}
+	set("platforms.telegram.token", &c.Platforms.Telegram.Token, "TELEGRAM_BOT_TOKEN")
+	set("platforms.discord.token", &c.Platforms.Discord.Token, "DISCORD_BOT_TOKEN")
+	set("platforms.slack.bot_token", &c.Platforms.Slack.BotToken, "SLACK_BOT_TOKEN")
+	set("platforms.slack.app_token", &c.Platforms.Slack.AppToken, "SLACK_APP_TOKEN")
+	set("platforms.slack.signing_secret", &c.Platforms.Slack.SigningSecret, "SLACK_SIGNING_SECRET")
+	set("platforms.telegram.webhook_secret", &c.Platforms.Telegram.WebhookSecret, "TELEGRAM_WEBHOOK_SECRET")
+	set("platforms.discord.allow_bots", &c.Platforms.Discord.AllowBots, "DISCORD_ALLOW_BOTS")
 	wa := &c.Platforms.WhatsApp
-	set(&wa.AccessToken, "WHATSAPP_ACCESS_TOKEN", "WHATSAPP_CLOUD_ACCESS_TOKEN")
-	set(&wa.PhoneNumberID, "WHATSAPP_PHONE_NUMBER_ID", "WHATSAPP_CLOUD_PHONE_NUMBER_ID")
-	set(&wa.VerifyToken, "WHATSAPP_VERIFY_TOKEN", "WHATSAPP_CLOUD_VERIFY_TOKEN")
-	set(&wa.AppSecret, "WHATSAPP_APP_SECRET", "WHATSAPP_CLOUD_APP_SECRET")
-	set(&c.Platforms.Teams.AppID, "MICROSOFT_APP_ID")
-	set(&c.Platforms.Teams.AppPassword, "MICROSOFT_APP_PASSWORD")
-	set(&c.Platforms.Teams.TenantID, "MICROSOFT_APP_TENANT_ID")
+	set("platforms.whatsapp.access_token", &wa.AccessToken, "WHATSAPP_ACCESS_TOKEN", "WHATSAPP_CLOUD_ACCESS_TOKEN")
+	set("platforms.whatsapp.phone_number_id", &wa.PhoneNumberID, "WHATSAPP_PHONE_NUMBER_ID", "WHATSAPP_CLOUD_PHONE_NUMBER_ID")
+	set("platforms.whatsapp.verify_token", &wa.VerifyToken, "WHATSAPP_VERIFY_TOKEN", "WHATSAPP_CLOUD_VERIFY_TOKEN")
+	set("platforms.whatsapp.app_secret", &wa.AppSecret, "WHATSAPP_APP_SECRET", "WHATSAPP_CLOUD_APP_SECRET")
+	set("platforms.teams.app_id", &c.Platforms.Teams.AppID, "MICROSOFT_APP_ID")
+	set("platforms.teams.app_password", &c.Platforms.Teams.AppPassword, "MICROSOFT_APP_PASSWORD")
+	set("platforms.teams.tenant_id", &c.Platforms.Teams.TenantID, "MICROSOFT_APP_TENANT_ID")
 	mx := &c.Platforms.Matrix
-	set(&mx.Homeserver, "MATRIX_HOMESERVER")
-	set(&mx.AccessToken, "MATRIX_ACCESS_TOKEN")
-	set(&mx.UserID, "MATRIX_USER_ID")
-	set(&mx.Password, "MATRIX_PASSWORD")
-	set(&mx.DeviceID, "MATRIX_DEVICE_ID")
-	set(&mx.HomeChannel, "MATRIX_HOME_ROOM")
-	if b, err := strconv.ParseBool(strings.TrimSpace(get("MATRIX_REQUIRE_MENTION"))); err == nil {
-		mx.RequireMention = &b
+	set("platforms.matrix.homeserver", &mx.Homeserver, "MATRIX_HOMESERVER")
+	set("platforms.matrix.access_token", &mx.AccessToken, "MATRIX_ACCESS_TOKEN")
+	set("platforms.matrix.user_id", &mx.UserID, "MATRIX_USER_ID")
+	set("platforms.matrix.password", &mx.Password, "MATRIX_PASSWORD")
+	set("platforms.matrix.device_id", &mx.DeviceID, "MATRIX_DEVICE_ID")
+	set("platforms.matrix.home_channel", &mx.HomeChannel, "MATRIX_HOME_ROOM")
+	if v, src := get("MATRIX_REQUIRE_MENTION"); v != "" {
+		if b, err := strconv.ParseBool(strings.TrimSpace(v)); err == nil {
+			mx.RequireMention = &b
+			c.setSource("platforms.matrix.require_mention", src)
+		}
 	}
-	if v := get("MATRIX_FREE_RESPONSE_ROOMS"); v != "" {
-		mx.FreeResponseChannels = splitList(v)
-	}
-	if v := get("MATRIX_ALLOWED_ROOMS"); v != "" {
-		mx.AllowedChannels = splitList(v)
-	}
-	if v := get("HERALD_GATEWAY_BUSY_INPUT_MODE"); v != "" {
-		c.BusyInputMode = v
-	}
+	setList("platforms.matrix.free_response_channels", func(l []string) { mx.FreeResponseChannels = l }, "MATRIX_FREE_RESPONSE_ROOMS")
+	setList("platforms.matrix.allowed_channels", func(l []string) { mx.AllowedChannels = l }, "MATRIX_ALLOWED_ROOMS")
+	set("busy_input_mode", &c.BusyInputMode, "HERALD_GATEWAY_BUSY_INPUT_MODE")
 	for name, p := range map[string]*Common{
 		"TELEGRAM": &c.Platforms.Telegram.Common, "DISCORD": &c.Platforms.Discord.Common,
 		"SLACK": &c.Platforms.Slack.Common, "LOCAL": &c.Platforms.Local.Common,
@@ -355,10 +390,9 @@ func applyEnv(c *Config, get func(string) string) {
 		"TEAMS":    &c.Platforms.Teams.Common,
 		"MATRIX":   &c.Platforms.Matrix.Common,
 	} {
-		if v := get(name + "_ALLOWED_USERS"); v != "" {
-			p.AllowedUsers = splitList(v)
-		}
-		set(&p.HomeChannel, name+"_HOME_CHANNEL")
+		key := "platforms." + strings.ToLower(name) + "."
+		setList(key+"allowed_users", func(l []string) { p.AllowedUsers = l }, name+"_ALLOWED_USERS")
+		set(key+"home_channel", &p.HomeChannel, name+"_HOME_CHANNEL")
 	}
 }
 
@@ -417,62 +451,59 @@ func collectSecrets(c *Config, get func(string) string) map[string]string {
 			add(k, v)
 		}
 	}
-	add("model.api_key", c.Model.APIKey)
-	add("stt.api_key", c.STT.APIKey)
-	add("platforms.telegram.token", c.Platforms.Telegram.Token)
-	add("platforms.discord.token", c.Platforms.Discord.Token)
-	add("platforms.slack.bot_token", c.Platforms.Slack.BotToken)
-	add("platforms.slack.app_token", c.Platforms.Slack.AppToken)
-	add("platforms.slack.signing_secret", c.Platforms.Slack.SigningSecret)
-	add("platforms.telegram.webhook_secret", c.Platforms.Telegram.WebhookSecret)
-	add("platforms.webhook.secret", c.Platforms.Webhook.Secret)
-	add("platforms.whatsapp.access_token", c.Platforms.WhatsApp.AccessToken)
-	add("platforms.whatsapp.verify_token", c.Platforms.WhatsApp.VerifyToken)
-	add("platforms.whatsapp.app_secret", c.Platforms.WhatsApp.AppSecret)
-	add("platforms.teams.app_password", c.Platforms.Teams.AppPassword)
-	add("platforms.matrix.access_token", c.Platforms.Matrix.AccessToken)
-	add("platforms.matrix.password", c.Platforms.Matrix.Password)
-	for name, r := range c.Platforms.Webhook.Routes {
-		add("platforms.webhook.routes."+name+".secret", r.Secret)
+	// every field tagged secret, by its key
+	for k, v := range c.secretSettings() {
+		add(k, v)
 	}
 	return out
 }
 
+// validate checks the values herald reads as one of a set or a range:
+// a bad one is a warning naming where it was set, and the default
+// replaces it.
 func validate(c *Config) []Warning {
 	var w []Warning
-	warn := func(format string, a ...any) {
-		w = append(w, Warning{File: "config.yaml", Msg: fmt.Sprintf(format, a...)})
+	// warn warns about the value at key; a value replaced by the default
+	// is then the default's
+	warn := func(key string, replaced bool, format string, a ...any) {
+		w = append(w, c.Source(key).warning(fmt.Sprintf(format, a...)))
+		if replaced {
+			delete(c.sources, key)
+		}
 	}
+	busyKey := c.busyModeKey()
 	switch c.BusyMode() {
 	case "interrupt", "queue":
 	case "steer":
-		warn("busy_input_mode %q is not supported by herald; using queue", c.BusyMode())
+		warn(busyKey, false, "%s %q is not supported by herald; using queue", busyKey, c.BusyMode())
 		c.BusyInputMode = "queue"
 		c.Display.BusyInputMode = ""
+		c.setSource("busy_input_mode", c.Source(busyKey))
 	default:
-		warn("busy_input_mode %q is not one of interrupt|queue; using interrupt", c.BusyMode())
+		warn(busyKey, true, "%s %q is not one of interrupt|queue; using interrupt", busyKey, c.BusyMode())
 		c.BusyInputMode, c.Display.BusyInputMode = "interrupt", ""
+		delete(c.sources, "busy_input_mode")
 	}
 	switch c.Approvals.Mode {
 	case "ask", "off", "yolo":
 	default:
-		warn("approvals.mode %q is not one of ask|off|yolo; using ask", c.Approvals.Mode)
+		warn("approvals.mode", true, "approvals.mode %q is not one of ask|off|yolo; using ask", c.Approvals.Mode)
 		c.Approvals.Mode = DefaultApprovalMode
 	}
 	switch c.Tools.Terminal.Sandbox {
 	case "", "landlock", "bubblewrap", "none":
 	default:
-		warn("tools.terminal.sandbox %q is not one of landlock|bubblewrap|none; using the default (landlock where the kernel offers it)", c.Tools.Terminal.Sandbox)
+		warn("tools.terminal.sandbox", true, "tools.terminal.sandbox %q is not one of landlock|bubblewrap|none; using the default (landlock where the kernel offers it)", c.Tools.Terminal.Sandbox)
 		c.Tools.Terminal.Sandbox = DefaultTerminalSandbox
 	}
 	switch c.SessionReset.Mode {
 	case "daily", "idle", "both", "none":
 	default:
-		warn("session_reset.mode %q is not one of daily|idle|both|none; using both", c.SessionReset.Mode)
+		warn("session_reset.mode", true, "session_reset.mode %q is not one of daily|idle|both|none; using both", c.SessionReset.Mode)
 		c.SessionReset.Mode = DefaultResetMode
 	}
 	if c.SessionReset.AtHour < 0 || c.SessionReset.AtHour > 23 {
-		warn("session_reset.at_hour %d is not 0–23; using %d", c.SessionReset.AtHour, DefaultResetAtHour)
+		warn("session_reset.at_hour", true, "session_reset.at_hour %d is not 0–23; using %d", c.SessionReset.AtHour, DefaultResetAtHour)
 		c.SessionReset.AtHour = DefaultResetAtHour
 	}
 	if c.SessionReset.IdleMinutes <= 0 {
@@ -487,42 +518,51 @@ func validate(c *Config) []Warning {
 	switch strings.ToLower(strings.TrimSpace(c.Model.Vision)) {
 	case "", "auto", "true", "false", "yes", "no", "on", "off":
 	default:
-		warn("model.vision %q is not one of true|false|auto; using auto", c.Model.Vision)
+		warn("model.vision", true, "model.vision %q is not one of true|false|auto; using auto", c.Model.Vision)
 		c.Model.Vision = DefaultVision
 	}
 	if c.Media.MaxBytes <= 0 {
 		if c.Media.MaxBytes < 0 {
-			warn("media.max_bytes %d is negative; using %d", c.Media.MaxBytes, DefaultMediaMaxBytes)
+			warn("media.max_bytes", true, "media.max_bytes %d is negative; using %d", c.Media.MaxBytes, DefaultMediaMaxBytes)
 		}
 		c.Media.MaxBytes = DefaultMediaMaxBytes
 	}
-	w = append(w, validateWebhook(&c.Platforms.Webhook)...)
+	w = append(w, validateWebhook(c)...)
 	if c.Cron.MaxParallelJobs <= 0 {
 		c.Cron.MaxParallelJobs = DefaultCronMaxParallel
 	}
 	for _, m := range []struct{ name, v string }{{"unauthorized_dm", c.UnauthorizedDM}, {"platforms.telegram.unauthorized_dm", c.Platforms.Telegram.UnauthorizedDM}, {"platforms.discord.unauthorized_dm", c.Platforms.Discord.UnauthorizedDM}, {"platforms.slack.unauthorized_dm", c.Platforms.Slack.UnauthorizedDM}, {"platforms.local.unauthorized_dm", c.Platforms.Local.UnauthorizedDM}} {
 		if m.v != "" && m.v != "pair" && m.v != "ignore" {
-			warn("%s %q is not one of pair|ignore; ignored", m.name, m.v)
+			warn(m.name, false, "%s %q is not one of pair|ignore; ignored", m.name, m.v)
 		}
 	}
 	return w
 }
 
 // mergeWebhookExtra fills the webhook settings left unset from Hermes'
-// extra: block, routes by name.
-func mergeWebhookExtra(wh *Webhook) {
+// extra: block, routes by name; each takes its source along.
+func mergeWebhookExtra(c *Config) {
+	wh := &c.Platforms.Webhook
 	x := wh.Extra
 	if x == nil {
 		return
 	}
-	if wh.Secret == "" {
+	const direct, extra = "platforms.webhook.", "platforms.webhook.extra."
+	from := func(key string) { c.setSource(direct+key, c.Source(extra+key)) }
+	if wh.Secret == "" && x.Secret != "" {
 		wh.Secret = x.Secret
+		from("secret")
 	}
-	if wh.RateLimit == 0 {
+	if wh.RateLimit == 0 && x.RateLimit != 0 {
 		wh.RateLimit = x.RateLimit
+		from("rate_limit")
 	}
-	if wh.MaxBodyBytes == 0 {
+	if wh.MaxBodyBytes == 0 && x.MaxBodyBytes != 0 {
 		wh.MaxBodyBytes = x.MaxBodyBytes
+		from("max_body_bytes")
+	}
+	if len(wh.Routes) == 0 && len(x.Routes) > 0 {
+		from("routes")
 	}
 	for name, r := range x.Routes {
 		if _, ok := wh.Routes[name]; ok {
@@ -532,6 +572,12 @@ func mergeWebhookExtra(wh *Webhook) {
 			wh.Routes = map[string]WebhookRoute{}
 		}
 		wh.Routes[name] = r
+		prefix := "routes." + name
+		for k := range c.sources {
+			if k == extra+prefix || strings.HasPrefix(k, extra+prefix+".") {
+				from(strings.TrimPrefix(k, extra))
+			}
+		}
 	}
 	wh.Extra = nil
 }
@@ -543,7 +589,8 @@ var secretRef = regexp.MustCompile(`^\$\{([A-Za-z_][A-Za-z0-9_]*)\}$`)
 // (environment first, then .env). A variable that is not set leaves the
 // secret empty, with a warning naming both: the route is then skipped as
 // one without a secret.
-func expandWebhookSecrets(wh *Webhook, get func(string) string) []Warning {
+func expandWebhookSecrets(c *Config, get func(string) string) []Warning {
+	wh := &c.Platforms.Webhook
 	var w []Warning
 	expand := func(where string, v *string) (resolved bool) {
 		m := secretRef.FindStringSubmatch(strings.TrimSpace(*v))
@@ -552,7 +599,7 @@ func expandWebhookSecrets(wh *Webhook, get func(string) string) []Warning {
 		}
 		*v = get(m[1])
 		if *v == "" {
-			w = append(w, Warning{File: "config.yaml", Msg: fmt.Sprintf("%s refers to ${%s}, which is not set", where, m[1])})
+			w = append(w, c.Source(where).warning(fmt.Sprintf("%s refers to ${%s}, which is not set", where, m[1])))
 			return false
 		}
 		return true
@@ -568,19 +615,20 @@ func expandWebhookSecrets(wh *Webhook, get func(string) string) []Warning {
 // validateWebhook fills the webhook platform's defaults: each route's
 // rate limit and body limit from the platform's, the platform's from
 // the defaults.
-func validateWebhook(wh *Webhook) []Warning {
+func validateWebhook(c *Config) []Warning {
+	wh := &c.Platforms.Webhook
 	var w []Warning
-	warn := func(format string, a ...any) {
-		w = append(w, Warning{File: "config.yaml", Msg: fmt.Sprintf(format, a...)})
+	warn := func(key, format string, a ...any) {
+		w = append(w, c.Source(key).warning(fmt.Sprintf(format, a...)))
 	}
 	if wh.RateLimit < 0 {
-		warn("platforms.webhook.rate_limit %d is negative; using %d", wh.RateLimit, DefaultWebhookRateLimit)
+		warn("platforms.webhook.rate_limit", "platforms.webhook.rate_limit %d is negative; using %d", wh.RateLimit, DefaultWebhookRateLimit)
 	}
 	if wh.RateLimit <= 0 {
 		wh.RateLimit = DefaultWebhookRateLimit
 	}
 	if wh.MaxBodyBytes < 0 {
-		warn("platforms.webhook.max_body_bytes %d is negative; using %d", wh.MaxBodyBytes, DefaultWebhookMaxBody)
+		warn("platforms.webhook.max_body_bytes", "platforms.webhook.max_body_bytes %d is negative; using %d", wh.MaxBodyBytes, DefaultWebhookMaxBody)
 	}
 	if wh.MaxBodyBytes <= 0 {
 		wh.MaxBodyBytes = DefaultWebhookMaxBody
@@ -588,13 +636,13 @@ func validateWebhook(wh *Webhook) []Warning {
 	for name, r := range wh.Routes {
 		where := "platforms.webhook.routes." + name
 		if r.RateLimit < 0 {
-			warn("%s.rate_limit %d is negative; using %d", where, r.RateLimit, wh.RateLimit)
+			warn(where+".rate_limit", "%s.rate_limit %d is negative; using %d", where, r.RateLimit, wh.RateLimit)
 		}
 		if r.RateLimit <= 0 {
 			r.RateLimit = wh.RateLimit
 		}
 		if r.MaxBodyBytes < 0 {
-			warn("%s.max_body_bytes %d is negative; using %d", where, r.MaxBodyBytes, wh.MaxBodyBytes)
+			warn(where+".max_body_bytes", "%s.max_body_bytes %d is negative; using %d", where, r.MaxBodyBytes, wh.MaxBodyBytes)
 		}
 		if r.MaxBodyBytes <= 0 {
 			r.MaxBodyBytes = wh.MaxBodyBytes
@@ -603,7 +651,7 @@ func validateWebhook(wh *Webhook) []Warning {
 			r.Secret = wh.Secret
 		}
 		if len(r.Skills) > 0 {
-			warn("%s.skills: herald has no skills; ignored", where)
+			warn(where+".skills", "%s.skills: herald has no skills; ignored", where)
 		}
 		wh.Routes[name] = r
 	}
