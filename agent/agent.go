@@ -500,7 +500,9 @@ func (a *Agent) complete(ctx context.Context, req openai.ChatCompletionRequest, 
 			return resp, err
 		}
 		wait := backoff(attempt + 1)
-		a.logger().Warn("model call failed; retrying", "session_id", o.SessionID, "attempt", attempt+1, "wait", wait, "err", a.redact(err.Error()))
+		// a notice, not a warning: a call that fails for good is
+		// reported once, by whoever ran the turn
+		a.logger().Info("model call failed; retrying", "session_id", o.SessionID, "attempt", attempt+1, "wait", wait, "err", a.redact(err.Error()))
 		if err := sleepCtx(ctx, wait); err != nil {
 			return resp, err
 		}
