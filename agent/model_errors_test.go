@@ -44,8 +44,13 @@ func TestHTMLErrorPageIsOneLine(t *testing.T) {
 			if n := len(srv.Requests()); n != 1+DefaultRetries {
 				t.Errorf("%d requests, want %d (a 502 is retried)", n, 1+DefaultRetries)
 			}
-			if strings.Contains(lb.String(), "<") || strings.Contains(lb.String(), "WARN") {
-				t.Errorf("the page or a warning in the log:\n%s", lb.String())
+			log := lb.String()
+			if strings.Contains(log, "<") || strings.Contains(log, "WARN") || strings.Contains(log, srv.BaseURL()) {
+				t.Errorf("the page, a warning or the full reason in the log:\n%s", log)
+			}
+			// each retry is a notice naming the status only
+			if n := strings.Count(log, `msg="model call failed; retrying"`); n != DefaultRetries || strings.Count(log, `status="502 Bad Gateway"`) != n {
+				t.Errorf("want %d retry notices with the status:\n%s", DefaultRetries, log)
 			}
 		})
 	}
