@@ -500,7 +500,15 @@ func (a *Agent) complete(ctx context.Context, req openai.ChatCompletionRequest, 
 			return resp, err
 		}
 		wait := backoff(attempt + 1)
-		a.logger().Warn("model call failed; retrying", "session_id", o.SessionID, "attempt", attempt+1, "wait", wait, "err", a.redact(err.Error()))
+		// a notice, not a warning, naming only the status of an HTTP
+		// answer: a call that fails for good is reported once, in
+		// full, by whoever ran the turn
+		why := []any{"err", a.redact(err.Error())}
+		var he *HTTPError
+		if errors.As(err, &he) {
+			why = []any{"status", he.Status}
+		}
+		a.logger().Info("model call failed; retrying", append([]any{"session_id", o.SessionID, "attempt", attempt + 1, "wait", wait}, why...)...)
 		if err := sleepCtx(ctx, wait); err != nil {
 			return resp, err
 		}

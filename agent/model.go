@@ -6,11 +6,14 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"html"
 	"io"
 	"net/http"
+	"regexp"
 	"strings"
 	"sync"
 	"time"
+	"unicode/utf8"
 
 	openai "github.com/sashabaranov/go-openai"
 )
@@ -189,13 +192,19 @@ func (a *streamAccumulator) response() openai.ChatCompletionResponse {
 	}
 }
 
-// classify keeps go-openai's HTTP errors (the retry policy reads their
-// status) and turns anything that looks like an undecodable body into a
-// MalformedError carrying the start of that body.
+// classify turns go-openai's HTTP errors into an HTTPError (one line:
+// status, URL, a short reason; the retry policy reads its status) and
+// anything that looks like an undecodable body into a MalformedError
+// carrying the start of that body.
 func classify(err error, cp *capture) error {
 	var apiErr *openai.APIError
 	var reqErr *openai.RequestError
-	if errors.As(err, &apiErr) || errors.As(err, &reqErr) {
+	switch {
+	case errors.As(err, &apiErr) && apiErr.HTTPStatusCode > 0:
+		return newHTTPError(err, apiErr.HTTPStatusCode, apiErr.HTTPStatus, cp.where(), clip(oneLine(apiErr.Message), reasonSize))
+	case errors.As(err, &reqErr):
+		return newHTTPError(err, reqErr.HTTPStatusCode, reqErr.HTTPStatus, cp.where(), bodyReason(reqErr.Body, reqErr.HTTPStatus))
+	case apiErr != nil:
 		return err
 	}
 	var syn *json.SyntaxError
@@ -206,15 +215,100 @@ func classify(err error, cp *capture) error {
 	return err
 }
 
+// HTTPError is an endpoint's answer with an error status. Its text is one
+// line: the status, the URL (without query or credentials) and a short
+// reason taken from the body — the error's message when the body is
+// OpenAI's error object, else the body's text (an HTML page's without its
+// markup), clipped — never the whole body. It wraps go-openai's error.
+type HTTPError struct {
+	StatusCode int
+	// Status is the status line's text, e.g. "502 Bad Gateway".
+	Status string
+	URL    string
+	Reason string
+	Err    error
+}
+
+func newHTTPError(err error, code int, status, url, reason string) *HTTPError {
+	if status == "" {
+		status = fmt.Sprintf("%d %s", code, http.StatusText(code))
+	}
+	return &HTTPError{StatusCode: code, Status: status, URL: url, Reason: reason, Err: err}
+}
+
+func (e *HTTPError) Error() string {
+	var b strings.Builder
+	b.WriteString("the model endpoint ")
+	if e.URL != "" {
+		b.WriteString(e.URL + " ")
+	}
+	b.WriteString("answered " + e.Status)
+	if e.Reason != "" {
+		b.WriteString(": " + e.Reason)
+	}
+	return b.String()
+}
+
+func (e *HTTPError) Unwrap() error   { return e.Err }
+func (e *HTTPError) HTTPStatus() int { return e.StatusCode }
+
+// reasonSize is how many characters of an error body's text an HTTPError
+// keeps.
+const reasonSize = 120
+
+var (
+	htmlDropRE = regexp.MustCompile(`(?is)<(head|script|style)\b.*?</(head|script|style)\s*>|<!--.*?-->`)
+	htmlTagRE  = regexp.MustCompile(`(?s)<[^>]*>`)
+)
+
+// bodyReason is the short reason an error body gives: its text on one
+// line, an HTML page's markup (and head, scripts, styles) removed, a
+// leading repeat of the status dropped, clipped to reasonSize.
+func bodyReason(body []byte, status string) string {
+	text := strings.ToValidUTF8(string(body), "\uFFFD")
+	if strings.Contains(text, "<") && strings.Contains(text, ">") {
+		text = html.UnescapeString(htmlTagRE.ReplaceAllString(htmlDropRE.ReplaceAllString(text, " "), " "))
+	}
+	text = oneLine(text)
+	if status = oneLine(status); status != "" {
+		for len(text) >= len(status) && strings.EqualFold(text[:len(status)], status) {
+			text = strings.TrimSpace(text[len(status):])
+		}
+	}
+	// a fold may pair runes of different widths: cut text is made valid
+	return clip(strings.ToValidUTF8(text, "\uFFFD"), reasonSize)
+}
+
+// oneLine collapses every run of white space (newlines too) into a space.
+func oneLine(s string) string { return strings.Join(strings.Fields(s), " ") }
+
+// clip cuts s to at most n characters, marking the cut with "…".
+func clip(s string, n int) string {
+	if utf8.RuneCountInString(s) <= n {
+		return s
+	}
+	r := []rune(s)
+	return strings.TrimSpace(string(r[:n-1])) + "…"
+}
+
 // snippetSize is how much of a response body is kept for the log.
 const snippetSize = 512
 
 type captureKey struct{}
 
-// capture holds the first bytes of a response body.
+// capture holds the first bytes of a response body, and where the request
+// went.
 type capture struct {
 	mu  sync.Mutex
 	buf bytes.Buffer
+	url string
+}
+
+// where is the request's URL without its query or credentials.
+func (c *capture) where() string {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.url
 }
 
 func (c *capture) snippet() string {
@@ -231,6 +325,11 @@ func (t captureTransport) RoundTrip(r *http.Request) (*http.Response, error) {
 		return resp, err
 	}
 	if c, ok := r.Context().Value(captureKey{}).(*capture); ok {
+		u := *r.URL
+		u.User, u.RawQuery, u.Fragment = nil, "", ""
+		c.mu.Lock()
+		c.url = u.String()
+		c.mu.Unlock()
 		resp.Body = &captureBody{ReadCloser: resp.Body, c: c}
 	}
 	return resp, nil

@@ -163,9 +163,10 @@ func (t *Terminal) exec(ctx context.Context, command, dir string, timeout time.D
 	// something that escaped the group may hold the pipe open: stop
 	// waiting for it after a while
 	cmd.WaitDelay = 2 * time.Second
-	if err := cmd.Start(); err != nil {
+	if err := startTracked(cmd); err != nil {
 		return "", 127, fmt.Errorf("terminal: start: %w", err)
 	}
+	defer untrack(cmd.Process.Pid)
 	done := make(chan error, 1)
 	go func() { done <- cmd.Wait() }()
 	timer := time.NewTimer(timeout)
@@ -201,6 +202,55 @@ func (t *Terminal) exec(ctx context.Context, command, dir string, timeout time.D
 		return out.String(), 1, fmt.Errorf("terminal: %w", waitErr)
 	}
 	return out.String(), code, nil
+}
+
+// groups holds the process group of every terminal command running now,
+// so that KillProcessGroups can end them when herald exits without
+// unwinding (no cancellation reaches them then).
+var groups struct {
+	mu      sync.Mutex
+	running map[int]struct{}
+	// killed is set by KillProcessGroups: a command started after it is
+	// killed at once
+	killed bool
+}
+
+// startTracked starts cmd (in a process group of its own) and records its
+// group.
+func startTracked(cmd *exec.Cmd) error {
+	groups.mu.Lock()
+	defer groups.mu.Unlock()
+	if err := cmd.Start(); err != nil {
+		return err
+	}
+	if groups.killed {
+		syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
+		return nil
+	}
+	if groups.running == nil {
+		groups.running = map[int]struct{}{}
+	}
+	groups.running[cmd.Process.Pid] = struct{}{}
+	return nil
+}
+
+func untrack(pgid int) {
+	groups.mu.Lock()
+	delete(groups.running, pgid)
+	groups.mu.Unlock()
+}
+
+// KillProcessGroups sends SIGKILL to the process group of every terminal
+// command still running, and to any started from now on. herald calls it
+// before it exits at once (a second Ctrl-C), so that no command outlives
+// it.
+func KillProcessGroups() {
+	groups.mu.Lock()
+	defer groups.mu.Unlock()
+	groups.killed = true
+	for pgid := range groups.running {
+		syscall.Kill(-pgid, syscall.SIGKILL)
+	}
 }
 
 // killGroup sends SIGTERM to the process group, then SIGKILL after grace

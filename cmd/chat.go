@@ -5,6 +5,7 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"log/slog"
 	"os"
 	"os/user"
 	"strings"
@@ -63,6 +64,9 @@ func (e *env) chat(ctx context.Context, args []string) error {
 	}
 	cli := &cliAdapter{out: e.stdout}
 	gc := gatewayConfig(a, []adapters.Adapter{cli})
+	// a turn's end is said here (the reply on stdout, a failure on
+	// stderr in one line), not by the gateway's turn log as well
+	gc.TurnLog = slog.New(slog.DiscardHandler)
 	// on a terminal, approvals are a y/N prompt; without one nobody can
 	// answer, so a command that needs approval is denied at once
 	noTTY := &noTerminalApprover{errw: e.stderr}
@@ -110,7 +114,7 @@ func (e *env) chat(ctx context.Context, args []string) error {
 	}
 	if *q != "" {
 		if err := send(*q); err != nil {
-			return &exitError{code: 1, msg: err.Error()}
+			return &exitError{code: 1, msg: a.redactor.Redact(err.Error())}
 		}
 		return noTTY.err()
 	}
@@ -133,8 +137,11 @@ func (e *env) chat(ctx context.Context, args []string) error {
 		if line == "/exit" || line == "/quit" {
 			break
 		}
-		if err := send(line); err != nil && ctx.Err() != nil {
-			break
+		if err := send(line); err != nil {
+			if ctx.Err() != nil {
+				break
+			}
+			fmt.Fprintf(e.stderr, "herald: %s\n", a.redactor.Redact(err.Error()))
 		}
 	}
 	return noTTY.err()

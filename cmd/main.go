@@ -13,6 +13,7 @@ import (
 	"strings"
 	"syscall"
 
+	"github.com/heraldgw/herald/agent"
 	"github.com/heraldgw/herald/config"
 	"github.com/heraldgw/herald/hooks"
 )
@@ -229,6 +230,10 @@ func signalContext(parent context.Context, errw io.Writer) (context.Context, con
 					continue
 				}
 				fmt.Fprintln(errw, "herald: exiting now")
+				// the running tools' commands are in process groups
+				// of their own: the terminal's Ctrl-C does not reach
+				// them, and nothing else will end them after this
+				agent.KillProcessGroups()
 				os.Exit(130)
 			case <-parent.Done():
 				return

@@ -466,6 +466,13 @@ func (r *Runner) turn(ctx context.Context, c *chat, j *job) {
 	if notice != "" {
 		r.reply(j, notice)
 	}
+	began := time.Now()
+	var (
+		res     *agent.Result
+		outcome = outcomeFailed
+		failure error
+	)
+	defer func() { r.logTurn(m.Source, sess.ID, time.Since(began), res, outcome, failure) }()
 	c.mu.Lock()
 	hist := c.history
 	c.turnSess = sess
@@ -510,6 +517,7 @@ func (r *Runner) turn(ctx context.Context, c *chat, j *job) {
 	}
 	stopTyping := r.typing(ctx, src)
 	res, runErr := r.runAgent(ctx, prompt, opts)
+	failure = runErr
 	stopTyping()
 	if st != nil {
 		st.stop()
@@ -521,14 +529,14 @@ func (r *Runner) turn(ctx context.Context, c *chat, j *job) {
 	// commit what the turn produced (even when interrupted, so the next
 	// turn sees the interrupted message) before anything is delivered
 	if err := r.commit(ctx, c, sess, created, res, &m); err != nil {
-		r.log.Error("could not store the turn; its answer is withheld", "session_id", sess.ID, "err", err)
+		outcome, failure = outcomeNotSaved, err
 		end.Failed, end.Error = true, r.cfg.Redactor.Redact(err.Error())
 		cur := r.answering(c, j)
 		r.reply(cur, NotSavedText)
 		cur.rec.Resolve(adapters.Outcome{Status: adapters.StatusDone, SessionID: sess.ID, Err: err})
 		return
 	}
-	r.finishTurn(ctx, c, j, sess, res, runErr, deliver, st, end)
+	outcome = r.finishTurn(ctx, c, j, sess, res, runErr, deliver, st, end)
 }
 
 // answerDelivered reports whether a turn's answer is to be delivered: it
@@ -589,22 +597,21 @@ func (r *Runner) commit(ctx context.Context, c *chat, sess *sessions.Session, cr
 	return nil
 }
 
-// finishTurn delivers a committed turn's answer (or apology) and resolves
-// the receipt of the message it answers.
-func (r *Runner) finishTurn(ctx context.Context, c *chat, j *job, sess *sessions.Session, res *agent.Result, runErr error, deliver bool, st *stream, end *hooks.AgentEnd) {
+// finishTurn delivers a committed turn's answer (or apology), resolves
+// the receipt of the message it answers, and says how the turn ended.
+func (r *Runner) finishTurn(ctx context.Context, c *chat, j *job, sess *sessions.Session, res *agent.Result, runErr error, deliver bool, st *stream, end *hooks.AgentEnd) string {
 	cur := r.answering(c, j)
 	switch {
 	case deliver:
 	case res.Interrupted || ctx.Err() != nil:
 		end.Failed, end.Error = true, fmt.Sprint(context.Cause(ctx))
 		cur.rec.Resolve(adapters.Outcome{Status: adapters.StatusInterrupted, SessionID: sess.ID})
-		return
+		return outcomeInterrupted
 	case runErr != nil:
 		end.Failed, end.Error = true, r.cfg.Redactor.Redact(runErr.Error())
-		r.log.Error("turn failed", "session_id", sess.ID, "err", end.Error)
 		r.reply(cur, ApologyText)
 		cur.rec.Resolve(adapters.Outcome{Status: adapters.StatusDone, SessionID: sess.ID, Err: runErr})
-		return
+		return outcomeFailed
 	}
 	end.Response = truncate(res.FinalResponse, 500)
 	text, files := outgoing(res)
@@ -616,6 +623,7 @@ func (r *Runner) finishTurn(ctx context.Context, c *chat, j *job, sess *sessions
 	}
 	r.sendFiles(cur, files, r.mediaDirOf(sess.ID))
 	cur.rec.Resolve(adapters.Outcome{Status: adapters.StatusDone, SessionID: sess.ID})
+	return answeredOutcome(res)
 }
 
 // runAgent calls the agent behind a recover boundary; res is never nil.

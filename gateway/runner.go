@@ -50,6 +50,9 @@ type Config struct {
 	Agent    *agent.Agent
 	Redactor *herald.Redactor
 	Log      *slog.Logger
+	// TurnLog gets the one line each turn leaves (turnlog.go); default
+	// Log. herald chat, which says itself how its turns end, discards it.
+	TurnLog *slog.Logger
 
 	Keys          sessions.KeyOptions
 	BusyMode      string // interrupt|queue
@@ -159,6 +162,9 @@ var (
 func New(cfg Config) *Runner {
 	if cfg.Log == nil {
 		cfg.Log = slog.New(slog.DiscardHandler)
+	}
+	if cfg.TurnLog == nil {
+		cfg.TurnLog = cfg.Log
 	}
 	if cfg.Now == nil {
 		cfg.Now = time.Now

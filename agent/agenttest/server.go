@@ -16,6 +16,7 @@
 package agenttest
 
 import (
+	"cmp"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -49,6 +50,9 @@ type Reply struct {
 	// Body, when set, is sent as is (with status 200 unless Status is
 	// set): for malformed answers.
 	Body string
+	// ContentType is Body's Content-Type (default application/json): a
+	// proxy's error page is text/html.
+	ContentType string
 	// Pieces splits the content and each tool call's arguments into that
 	// many fragments when streaming (default 3).
 	Pieces int
@@ -291,7 +295,7 @@ func (s *Server) handle(w http.ResponseWriter, r *http.Request) {
 		if st == 0 {
 			st = http.StatusOK
 		}
-		w.Header().Set("Content-Type", "application/json")
+		w.Header().Set("Content-Type", cmp.Or(rep.ContentType, "application/json"))
 		w.WriteHeader(st)
 		io.WriteString(w, rep.Body)
 	case rep.Status != 0 && rep.Status != http.StatusOK:
