@@ -44,6 +44,7 @@ func waLongText() string {
 func TestWhatsAppThroughGateway(t *testing.T) {
 	home, work := t.TempDir(), t.TempDir()
 	clean := regexp.MustCompile(`clean (\w+)`)
+	var fake *whatsapptest.Server
 	model := agenttest.New(t)
 	model.Default = agenttest.Reply{Func: func(req *agenttest.Request) agenttest.Reply {
 		if last := req.LastMessage(); last.Role == "tool" {
@@ -51,6 +52,13 @@ func TestWhatsAppThroughGateway(t *testing.T) {
 		}
 		text := req.UserText()
 		switch {
+		case text == "hello whatsapp":
+			// answer once the typing indicator reached the Graph API: it
+			// shows while the turn runs, and a turn that ended first
+			// would have stopped it before it was ever sent
+			ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+			defer cancel()
+			_, _ = fake.WaitReads(ctx, 1)
 		case text == "long":
 			return agenttest.Reply{Content: waLongText()}
 		case clean.MatchString(text):
@@ -62,7 +70,7 @@ func TestWhatsAppThroughGateway(t *testing.T) {
 		}
 		return agenttest.Reply{Content: "echo: " + text}
 	}}
-	fake := whatsapptest.New(whatsapptest.Options{})
+	fake = whatsapptest.New(whatsapptest.Options{})
 	t.Cleanup(fake.Close)
 	cfg := "agent:\n  workdir: " + work + "\ninbound:\n  listen: 127.0.0.1:0\nplatforms:\n  whatsapp:\n    api_base: " + fake.APIBase() +
 		"\n    allowed_users: [\"" + waAnn + "\"]\n    unauthorized_dm: pair\n"

@@ -358,6 +358,27 @@ func (s *Server) read(w http.ResponseWriter, product, id string, typing bool) {
 	io.WriteString(w, `{"success":true}`)
 }
 
+// WaitReads waits until n read receipts (typing indicators included) have
+// arrived and returns them all.
+func (s *Server) WaitReads(ctx context.Context, n int) ([]Read, error) {
+	for {
+		s.mu.Lock()
+		if len(s.reads) >= n {
+			out := append([]Read(nil), s.reads...)
+			s.mu.Unlock()
+			return out, nil
+		}
+		ch := s.changed
+		got := len(s.reads)
+		s.mu.Unlock()
+		select {
+		case <-ch:
+		case <-ctx.Done():
+			return nil, fmt.Errorf("whatsapptest: %d read receipts, want %d: %w", got, n, ctx.Err())
+		}
+	}
+}
+
 // Reads returns the read receipts so far.
 func (s *Server) Reads() []Read {
 	s.mu.Lock()
