@@ -47,7 +47,7 @@ func golden(t *testing.T, name string, body []byte) {
 
 // bound is how long any one wait may take before a test fails; waits end
 // as soon as their condition holds.
-const bound = 10 * time.Second
+const bound = 60 * time.Second
 
 type recorder struct{ ch chan herald.Message }
 

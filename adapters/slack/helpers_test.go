@@ -19,7 +19,7 @@ const (
 	appToken      = "xapp-1-test-app-token-0000"
 	signingSecret = "8f742231b10e8888abcd99yyyzzz85a5"
 	// wait bounds every wait for an event that should come at once
-	wait = 10 * time.Second
+	wait = 60 * time.Second
 )
 
 func ctxT(t *testing.T) context.Context {

@@ -18,7 +18,7 @@ import (
 )
 
 // wait bounds every wait on an event; nothing sleeps.
-const wait = 10 * time.Second
+const wait = 60 * time.Second
 
 func newFake(t *testing.T) *telegramtest.Server {
 	t.Helper()
