@@ -100,13 +100,15 @@ func TestClaudePluginAndSettings(t *testing.T) {
 	// listed with where each came from, not yet approved
 	code, out, _ := run(t, home, "", "hooks", "list")
 	for _, want := range []string{
-		"Configured shell hooks (2 total):",
+		"Configured shell hooks (3 total):",
 		guardCmd + ` matcher="Bash" (timeout=10s, dialect=claude, ✗ not allowlisted)`,
 		"from: plugins/guard/hooks/hooks.json: hooks.PreToolUse[0].hooks[0]",
 		logCmd + ` matcher="Bash" (timeout=60s, dialect=claude, ✗ not allowlisted)`,
 		"from: " + filepath.Join(project, ".claude", "settings.json") + ": hooks.PostToolUse[0].hooks[0]",
 		"plugins/broken/hooks/hooks.json: line 4, column 3: invalid JSON",
-		`plugins/guard/hooks/hooks.json:6: hooks.PreToolUse[1].hooks[0]: hooks of type "prompt" are not run by herald`,
+		// a prompt hook runs as herald's prompt type, under the same consent
+		`prompt "is this safe?" matcher="Edit|Write|MultiEdit" (timeout=30s, block_on_failure, dialect=claude, ✗ not allowlisted)`,
+		"from: plugins/guard/hooks/hooks.json: hooks.PreToolUse[1].hooks[0]",
 		"plugins/guard/hooks/hooks.json:8: hooks.Notification: herald has no Notification event; skipped",
 	} {
 		if !strings.Contains(out, want) {
@@ -154,8 +156,8 @@ func TestClaudePluginAndSettings(t *testing.T) {
 			t.Errorf("log lacks %q", want)
 		}
 	}
-	if _, out, _ := run(t, home, "", "hooks", "list"); strings.Count(out, "✓ allowed") != 2 {
-		t.Errorf("after --accept-hooks both are approved:\n%s", out)
+	if _, out, _ := run(t, home, "", "hooks", "list"); strings.Count(out, "✓ allowed") != 3 {
+		t.Errorf("after --accept-hooks all three are approved:\n%s", out)
 	}
 }
 

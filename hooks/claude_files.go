@@ -13,6 +13,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"regexp"
 	"slices"
 	"strings"
 
@@ -149,8 +150,12 @@ func claudeEntry(h *jsonValue, where, event, claudeEvent, matcher string, pt Poi
 	if t := h.get("type"); t != nil {
 		typ = t.str
 	}
-	if typ != "command" {
-		return s, []string{fmt.Sprintf("%s: hooks of type %q are not run by herald (only \"command\"); skipped", where, typ)}, false
+	switch typ {
+	case TypeCommand:
+	case TypeHTTP, TypePrompt, TypeAgent:
+		return claudeTypedEntry(h, s, typ, where, matcher, pt)
+	default:
+		return s, []string{fmt.Sprintf("%s: hooks of type %q are not run by herald (it runs command, http, prompt and agent); skipped", where, typ)}, false
 	}
 	if c := h.get("command"); c != nil && c.kind == 's' {
 		s.Command = strings.TrimSpace(c.str)
@@ -170,9 +175,94 @@ func claudeEntry(h *jsonValue, where, event, claudeEvent, matcher string, pt Poi
 			return s, []string{fmt.Sprintf("%s: shell %q is not available to herald's hooks; skipped", where, sh.str)}, false
 		}
 	}
-	// matchers filter tool events by tool name; SessionStart by source,
-	// SessionEnd by reason, SubagentStop by agent type
-	if matcher != "" && matcher != "*" && (pt.Tool || claudeValueMatched(event)) {
+	warns = append(warns, s.claudeMatcherAndTimeout(h, where, matcher, pt)...)
+	if a := h.get("async"); a != nil && a.kind == 'b' && a.str == "true" {
+		warns = append(warns, where+": async is not supported; the hook runs as a synchronous one")
+	}
+	if c := h.get("if"); c != nil && c.kind == 's' && c.str != "" {
+		warns = append(warns, fmt.Sprintf("%s: the if filter %q is not applied by herald; the hook runs for every call its matcher takes", where, c.str))
+	}
+	return s, warns, true
+}
+
+// claudeTypedEntry reads a Claude Code hook of type http ({"url",
+// "headers", "allowedEnvVars", "timeout"}), prompt or agent ({"prompt",
+// "model", "timeout"}). It runs as herald's hook of that type, with
+// Claude's payload as the body or the $ARGUMENTS, and an http answer read
+// as a Claude command hook's output. A header value may name $VAR or
+// ${VAR} only for the variables allowedEnvVars lists, as in Claude Code;
+// any other reference is left empty. An http hook reaches loopback and
+// private addresses only with herald's "allow_private": true.
+func claudeTypedEntry(h *jsonValue, s ShellSpec, typ, where, matcher string, pt Point) (ShellSpec, []string, bool) {
+	var warns []string
+	s.Type, s.Timeout = typ, DefaultTimeout(typ)
+	str := func(key string) (string, bool) {
+		v := h.get(key)
+		if v == nil || v.kind == 'z' {
+			return "", true
+		}
+		return strings.TrimSpace(v.str), v.kind == 's'
+	}
+	if c, _ := str("command"); c != "" {
+		warns = append(warns, fmt.Sprintf("%s: command applies to command hooks only (this one is type %s); ignored", where, typ))
+	}
+	switch typ {
+	case TypeHTTP:
+		u, ok := str("url")
+		if !ok || u == "" {
+			return s, []string{where + " is missing a non-empty 'url' field; skipped"}, false
+		}
+		if err := CheckHookURL(u); err != nil {
+			return s, []string{fmt.Sprintf("%s: %v; skipped", where, err)}, false
+		}
+		s.URL = u
+		allowed := map[string]bool{}
+		if a := h.get("allowedEnvVars"); a != nil && a.kind == '[' {
+			for _, v := range a.arr {
+				if v.kind == 's' {
+					allowed[v.str] = true
+				}
+			}
+		}
+		if hs := h.get("headers"); hs != nil && hs.kind != 'z' {
+			if hs.kind != '{' {
+				return s, []string{where + ".headers must be an object of strings; skipped"}, false
+			}
+			s.Headers = map[string]string{}
+			for _, m := range hs.obj {
+				if m.val.kind != 's' {
+					warns = append(warns, fmt.Sprintf("%s.headers.%s is not a string; ignored", where, m.key))
+					continue
+				}
+				s.Headers[m.key] = claudeHeaderValue(m.val.str, allowed)
+			}
+		}
+		if a := h.get("allow_private"); a != nil && a.kind == 'b' {
+			s.AllowPrivate = a.str == "true"
+		}
+	case TypePrompt, TypeAgent:
+		p, ok := str("prompt")
+		if !ok || p == "" {
+			return s, []string{where + " is missing a non-empty 'prompt' field; skipped"}, false
+		}
+		s.Prompt = p
+		if m, ok := str("model"); ok {
+			s.Model = m
+		}
+		if typ == TypeAgent {
+			s.MaxIterations = DefaultMaxIterations
+		}
+	}
+	s.FailClosed = DefaultBlockOnFailure(typ) && CanBlockOnFailure(s.Event)
+	warns = append(warns, s.claudeMatcherAndTimeout(h, where, matcher, pt)...)
+	return s, warns, true
+}
+
+// claudeMatcherAndTimeout applies a group's matcher and an entry's timeout
+// to s. Matchers filter tool events by tool name; SessionStart by source,
+// SessionEnd by reason, SubagentStop by agent type.
+func (s *ShellSpec) claudeMatcherAndTimeout(h *jsonValue, where, matcher string, pt Point) (warns []string) {
+	if matcher != "" && matcher != "*" && (pt.Tool || claudeValueMatched(s.Event)) {
 		if w := s.setClaudeMatcher(matcher); w != "" {
 			warns = append(warns, where+": "+w)
 		}
@@ -184,13 +274,24 @@ func claudeEntry(h *jsonValue, where, event, claudeEvent, matcher string, pt Poi
 			warns = append(warns, w)
 		}
 	}
-	if a := h.get("async"); a != nil && a.kind == 'b' && a.str == "true" {
-		warns = append(warns, where+": async is not supported; the hook runs as a synchronous one")
-	}
-	if c := h.get("if"); c != nil && c.kind == 's' && c.str != "" {
-		warns = append(warns, fmt.Sprintf("%s: the if filter %q is not applied by herald; the hook runs for every call its matcher takes", where, c.str))
-	}
-	return s, warns, true
+	return warns
+}
+
+// claudeEnvRef is a header's $VAR or ${VAR}, as Claude Code reads them.
+var claudeEnvRef = regexp.MustCompile(`\$(?:\{([A-Za-z_][A-Za-z0-9_]*)\}|([A-Za-z_][A-Za-z0-9_]*))`)
+
+// claudeHeaderValue rewrites a Claude header value into herald's form:
+// each reference to an allowed variable becomes ${VAR} (filled at each
+// call), any other reference becomes empty.
+func claudeHeaderValue(v string, allowed map[string]bool) string {
+	return claudeEnvRef.ReplaceAllStringFunc(v, func(m string) string {
+		sub := claudeEnvRef.FindStringSubmatch(m)
+		name := sub[1] + sub[2]
+		if allowed[name] {
+			return "${" + name + "}"
+		}
+		return ""
+	})
 }
 
 // jsonValue is a decoded JSON value that remembers its line: objects

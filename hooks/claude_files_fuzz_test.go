@@ -29,7 +29,8 @@ func FuzzClaudeHooksFile(f *testing.F) {
 			t.Fatalf("error does not name the file: %v", err)
 		}
 		for _, s := range specs {
-			if s.Dialect != "claude" || !Known(s.Event) || s.Command == "" || s.Timeout < 1e9 || s.Timeout > MaxShellTimeout || !strings.HasPrefix(s.Where, "hooks.") || s.File != "f.json" {
+			missing := map[string]bool{TypeCommand: s.Command == "", TypeHTTP: s.URL == "", TypePrompt: s.Prompt == "", TypeAgent: s.Prompt == ""}
+			if s.Dialect != "claude" || !Known(s.Event) || missing[s.Kind()] || s.Timeout < 1e9 || s.Timeout > MaxShellTimeout || !strings.HasPrefix(s.Where, "hooks.") || s.File != "f.json" {
 				t.Fatalf("spec %+v", s)
 			}
 			s.Matches("terminal")

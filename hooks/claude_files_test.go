@@ -102,9 +102,13 @@ func TestLoadClaudeFile(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(specs) != 6 {
+	if len(specs) != 7 {
 		t.Fatalf("specs = %+v", specs)
 	}
+	if h := specs[1]; h.Kind() != TypeHTTP || h.URL != "http://127.0.0.1:1/hook" || h.Timeout != DefaultHTTPTimeout || !h.Matches("terminal") || h.Matches("read_file") {
+		t.Fatalf("http spec = %+v", h)
+	}
+	specs = append(specs[:1], specs[2:]...)
 	g := specs[0]
 	if g.Event != PreToolCallHook || g.ClaudeEvent != "PreToolUse" || g.Dialect != "claude" || g.Timeout != 5*time.Second ||
 		g.Origin() != "plugins/fmt/hooks/hooks.json: hooks.PreToolUse[0].hooks[0]" || g.Line != 6 || g.PluginRoot != dir || !g.Matches("terminal") || g.Matches("read_file") {
@@ -122,7 +126,6 @@ func TestLoadClaudeFile(t *testing.T) {
 	}
 	all := strings.Join(warns, "\n")
 	for _, want := range []string{
-		`plugins/fmt/hooks/hooks.json:7: hooks.PreToolUse[0].hooks[1]: hooks of type "http" are not run by herald (only "command"); skipped`,
 		"plugins/fmt/hooks/hooks.json:10: hooks.Notification: herald has no Notification event; skipped (herald runs PostCompact, PostToolUse, PostToolUseFailure, PreCompact, PreToolUse, SessionEnd, SessionStart, Stop, SubagentStop, UserPromptSubmit)",
 		"plugins/fmt/hooks/hooks.json:12: hooks.PostToolUse[0].hooks[0].timeout 900 is over the limit; clamping to 300",
 		`plugins/fmt/hooks/hooks.json:16: hooks.UserPromptSubmit[0].hooks[1]: shell "powershell" is not available to herald's hooks; skipped`,
@@ -131,7 +134,7 @@ func TestLoadClaudeFile(t *testing.T) {
 			t.Errorf("warnings lack %q:\n%s", want, all)
 		}
 	}
-	if len(warns) != 4 {
+	if len(warns) != 3 {
 		t.Errorf("warnings: %s", all)
 	}
 }

@@ -342,6 +342,9 @@ type typedHook struct {
 	// encode builds the payload as the attachment kind sends it (a shell
 	// hook's stdin, or the directory-hook envelope).
 	encode func(event string, payload any) ([]byte, error)
+	// parse reads an http hook's answer (nil: ParseAnswer, the shell
+	// hook's shapes)
+	parse  func(event string, body []byte) (any, error)
 	red    *herald.Redactor
 	judge  Judge
 	lookup func(string) (string, bool)
@@ -376,6 +379,9 @@ func (h *typedHook) answer(ctx context.Context, ev Event) (any, error) {
 		body, err := h.post(ctx, ev.Name, in)
 		if err != nil {
 			return nil, err
+		}
+		if h.parse != nil {
+			return h.parse(ev.Name, body)
 		}
 		return ParseAnswer(ev.Name, body)
 	case TypePrompt, TypeAgent:

@@ -413,8 +413,13 @@ func (r *ShellRunner) Handler(s ShellSpec) Handler {
 
 // typed is the runner of an http, prompt or agent entry.
 func (r *ShellRunner) typed(s ShellSpec) *typedHook {
-	return &typedHook{spec: s.TypeSpec, label: s.Name(), timeout: s.Timeout, encode: s.Payload,
+	h := &typedHook{spec: s.TypeSpec, label: s.Name(), timeout: s.Timeout, encode: s.Payload,
 		red: r.Redactor, judge: r.Judge, lookup: r.Lookup, log: r.log()}
+	if s.Dialect == "claude" {
+		// a Claude Code http hook answers as its command hooks print
+		h.parse = func(event string, body []byte) (any, error) { return s.Answer(&ShellRun{Stdout: body}) }
+	}
+	return h
 }
 
 // Try runs an http, prompt or agent entry once and returns its answer or
