@@ -140,8 +140,8 @@ func (s *Store) PruneInbound(ctx context.Context, cutoff time.Time, keep int) (i
 			return err
 		}
 		old, _ := res.RowsAffected()
-		res, err = tx.Exec(`DELETE FROM inbox WHERE rowid IN (SELECT rowid FROM inbox WHERE finished_at IS NOT NULL
-			ORDER BY finished_at DESC LIMIT -1 OFFSET ?)`, keep)
+		res, err = tx.Exec(`DELETE FROM inbox WHERE finished_at IS NOT NULL AND rowid NOT IN (
+			SELECT rowid FROM inbox WHERE finished_at IS NOT NULL ORDER BY finished_at DESC LIMIT ?)`, max(keep, 0))
 		if err != nil {
 			return err
 		}

@@ -30,8 +30,8 @@ func (s *Store) KVWithPrefix(ctx context.Context, prefix string) (map[string]str
 	if prefix == "" {
 		return nil, errors.New("sessions: read kv: empty prefix")
 	}
-	// a range instead of LIKE: keys may hold % and _
-	rows, err := s.rdb.QueryContext(ctx, `SELECT key, value FROM kv WHERE key >= ? AND key < ?`, prefix, prefixEnd(prefix))
+	where, args := s.dialect.kvPrefix(prefix)
+	rows, err := s.rdb.QueryContext(ctx, `SELECT key, value FROM kv WHERE `+where, args...)
 	if err != nil {
 		return nil, fmt.Errorf("sessions: read kv %s*: %w", prefix, err)
 	}

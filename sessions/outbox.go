@@ -43,12 +43,9 @@ type OutboxMessage struct {
 // newest OutboxPerChat.
 func (s *Store) AppendOutbox(ctx context.Context, m OutboxMessage) (OutboxMessage, error) {
 	err := s.Write(ctx, func(tx *sql.Tx) error {
-		res, err := tx.Exec(`INSERT INTO outbox(platform, chat_id, text, file, buttons, created_at) VALUES (?,?,?,?,?,?)`,
-			m.Platform, m.ChatID, m.Text, m.File, m.Buttons, ms(m.CreatedAt))
+		err := tx.QueryRow(`INSERT INTO outbox(platform, chat_id, text, file, buttons, created_at) VALUES (?,?,?,?,?,?) RETURNING id`,
+			m.Platform, m.ChatID, m.Text, m.File, m.Buttons, ms(m.CreatedAt)).Scan(&m.ID)
 		if err != nil {
-			return err
-		}
-		if m.ID, err = res.LastInsertId(); err != nil {
 			return err
 		}
 		if _, err := tx.Exec(`DELETE FROM outbox WHERE created_at < ?`, ms(m.CreatedAt.Add(-OutboxMaxAge))); err != nil {

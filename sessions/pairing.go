@@ -125,7 +125,8 @@ func (s *Store) RequestPairing(ctx context.Context, platform, userID, userName, 
 		}
 		for range 8 {
 			req.Code = NewPairingCode()
-			res, err := tx.Exec(`INSERT OR IGNORE INTO pairing_codes(platform, code, user_id, user_name, chat_id, created_at, expires_at) VALUES (?,?,?,?,?,?,?)`,
+			res, err := tx.Exec(`INSERT INTO pairing_codes(platform, code, user_id, user_name, chat_id, created_at, expires_at) VALUES (?,?,?,?,?,?,?)
+				ON CONFLICT DO NOTHING`,
 				platform, req.Code, userID, userName, chatID, ms(now), ms(req.ExpiresAt))
 			if err != nil {
 				return err

@@ -93,7 +93,7 @@ func (s *Store) DeleteOutbound(ctx context.Context, id int64) error {
 // DeferOutbound moves the chat's queued rows to notBefore at the earliest.
 func (s *Store) DeferOutbound(ctx context.Context, platform, chatID string, notBefore time.Time) error {
 	err := s.Write(ctx, func(tx *sql.Tx) error {
-		_, err := tx.Exec(`UPDATE send_queue SET not_before = max(not_before, ?) WHERE platform = ? AND chat_id = ?`, ms(notBefore), platform, chatID)
+		_, err := tx.Exec(`UPDATE send_queue SET not_before = `+s.dialect.greatest+`(not_before, ?) WHERE platform = ? AND chat_id = ?`, ms(notBefore), platform, chatID)
 		return err
 	})
 	if err != nil {

@@ -258,7 +258,7 @@ func (s *Store) Messages(ctx context.Context, sessionID string, limit int) ([]Me
 	q := `SELECT id, session_id, role, content, tool_calls, tool_call_id, tool_name, platform_message_id, created_at FROM messages WHERE session_id = ? ORDER BY id`
 	args := []any{sessionID}
 	if limit > 0 {
-		q = `SELECT * FROM (SELECT id, session_id, role, content, tool_calls, tool_call_id, tool_name, platform_message_id, created_at FROM messages WHERE session_id = ? ORDER BY id DESC LIMIT ?) ORDER BY id`
+		q = `SELECT * FROM (SELECT id, session_id, role, content, tool_calls, tool_call_id, tool_name, platform_message_id, created_at FROM messages WHERE session_id = ? ORDER BY id DESC LIMIT ?) AS recent ORDER BY id`
 		args = append(args, limit)
 	}
 	rows, err := s.rdb.QueryContext(ctx, q, args...)
@@ -343,8 +343,19 @@ func (s *Store) SetOffset(ctx context.Context, platform, value string) error {
 // Check runs SQLite's quick_check over the whole database and returns an
 // error naming the damage it finds (nil when there is none). It reads
 // every page, so on a large store it takes a while: run it off any path a
-// message waits on.
+// message waits on. On PostgreSQL, whose server looks after its own pages,
+// it checks that the database answers with a schema this herald knows.
 func (s *Store) Check(ctx context.Context) error {
+	if s.dialect != sqliteDialect {
+		v, err := s.SchemaVersion(ctx)
+		if err != nil {
+			return fmt.Errorf("sessions: check %s: %w", s.where, err)
+		}
+		if v != len(s.dialect.migrations) {
+			return fmt.Errorf("sessions: %s has schema version %d, want %d", s.where, v, len(s.dialect.migrations))
+		}
+		return nil
+	}
 	rows, err := s.rdb.QueryContext(ctx, `PRAGMA quick_check(5)`)
 	if err != nil {
 		return fmt.Errorf("sessions: check %s: %w", s.path, err)
