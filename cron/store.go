@@ -66,18 +66,33 @@ type Job struct {
 	RunningSince      time.Time // zero: not running
 }
 
+// Store is what the job store needs of herald's state store: write
+// transactions that have committed when Write returns, and a read pool.
+// *sessions.Store is one, on SQLite or on PostgreSQL; the SQL here is
+// written to read the same on both (? placeholders, which the PostgreSQL
+// store rebinds, and no engine-only syntax), and the store suite
+// (sessions/storetest) runs it on both.
+type Store interface {
+	// Write runs fn in a transaction; on PostgreSQL fn may run more than
+	// once, so it sets what it reports from scratch.
+	Write(ctx context.Context, fn func(*sql.Tx) error) error
+	DB() *sql.DB
+}
+
+var _ Store = (*sessions.Store)(nil)
+
 // Jobs is the job store on herald's state database. CLI commands and the
 // gateway's scheduler share it: a change made by one is seen by the other
 // at its next read.
 type Jobs struct {
-	st  *sessions.Store
+	st  Store
 	loc *time.Location
 	now func() time.Time
 }
 
 // NewJobs returns the job store. loc is the zone of schedules that name
 // none (nil: time.Local); now may be nil (time.Now).
-func NewJobs(st *sessions.Store, loc *time.Location, now func() time.Time) *Jobs {
+func NewJobs(st Store, loc *time.Location, now func() time.Time) *Jobs {
 	if loc == nil {
 		loc = time.Local
 	}
