@@ -5,6 +5,7 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
+	"net/url"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -124,6 +125,9 @@ func Load(home string, getenv func(string) string) (*Config, []Warning, error) {
 	}
 
 	applyEnv(cfg, lookup)
+	if err := checkStore(cfg, getenv("HERALD_DATABASE_URL") != ""); err != nil {
+		return nil, nil, err
+	}
 	mergeWebhookExtra(&cfg.Platforms.Webhook)
 	warns = append(warns, expandWebhookSecrets(&cfg.Platforms.Webhook, lookup)...)
 	warns = append(warns, validate(cfg)...)
@@ -309,6 +313,8 @@ func applyEnv(c *Config, get func(string) string) {
 	set(&c.Model.Name, "HERALD_MODEL")
 	set(&c.Platforms.Local.Listen, "HERALD_LOCAL_LISTEN")
 	set(&c.Inbound.Listen, "HERALD_INBOUND_LISTEN")
+	set(&c.Store, "HERALD_DATABASE_URL")
+	set(&c.ReplicaID, "HERALD_REPLICA_ID")
 	if v := get("HERALD_MAX_ITERATIONS"); v != "" {
 		if n, err := strconv.Atoi(v); err == nil && n > 0 {
 			c.Agent.MaxIterations = n
@@ -377,7 +383,7 @@ func splitList(s string) []string {
 var secretEnvNames = []string{
 	"OPENAI_API_KEY", "TELEGRAM_BOT_TOKEN", "DISCORD_BOT_TOKEN", "SLACK_BOT_TOKEN",
 	"SLACK_APP_TOKEN", "SLACK_SIGNING_SECRET", "TELEGRAM_WEBHOOK_SECRET", "ANTHROPIC_API_KEY",
-	"OPENROUTER_API_KEY", "HERALD_LOCAL_TOKEN",
+	"OPENROUTER_API_KEY", "HERALD_LOCAL_TOKEN", "HERALD_DATABASE_URL",
 }
 
 // IsSecretName reports whether an environment variable name looks like it
@@ -418,6 +424,11 @@ func collectSecrets(c *Config, get func(string) string) map[string]string {
 		}
 	}
 	add("model.api_key", c.Model.APIKey)
+	add("store", c.Store)
+	if u, err := url.Parse(c.Store); err == nil && u.User != nil {
+		pw, _ := u.User.Password()
+		add("store.password", pw)
+	}
 	add("stt.api_key", c.STT.APIKey)
 	add("platforms.telegram.token", c.Platforms.Telegram.Token)
 	add("platforms.discord.token", c.Platforms.Discord.Token)
@@ -436,6 +447,26 @@ func collectSecrets(c *Config, get func(string) string) map[string]string {
 		add("platforms.webhook.routes."+name+".secret", r.Secret)
 	}
 	return out
+}
+
+// checkStore refuses a store that is neither empty (SQLite) nor a
+// PostgreSQL URL: falling back to SQLite would split replicas that
+// believe they share one database. fromEnv says HERALD_DATABASE_URL set
+// it, for the message.
+func checkStore(c *Config, fromEnv bool) error {
+	if c.Store == "" {
+		return nil
+	}
+	where := "config.yaml"
+	if fromEnv {
+		where = "HERALD_DATABASE_URL"
+	}
+	u, err := url.Parse(c.Store)
+	if err != nil || (u.Scheme != "postgres" && u.Scheme != "postgresql") {
+		// the value may hold a password: it is not repeated
+		return &Error{File: where, Msg: "store: want a postgres://user:password@host:port/database URL (or nothing, for SQLite in the home)"}
+	}
+	return nil
 }
 
 func validate(c *Config) []Warning {
