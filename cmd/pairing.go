@@ -8,7 +8,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"path/filepath"
 	"strings"
 	"text/tabwriter"
 	"time"
@@ -31,7 +30,7 @@ func (e *env) pairing(ctx context.Context, args []string) error {
 	if err != nil {
 		return err
 	}
-	st, err := sessions.Open(filepath.Join(cfg.Home, "state.db"))
+	st, err := openStore(cfg)
 	if err != nil {
 		return err
 	}

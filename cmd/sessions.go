@@ -3,7 +3,6 @@ package cmd
 import (
 	"context"
 	"fmt"
-	"path/filepath"
 	"text/tabwriter"
 
 	"github.com/heraldgw/herald/sessions"
@@ -23,7 +22,7 @@ func (e *env) sessions(ctx context.Context, args []string) error {
 	if err != nil {
 		return err
 	}
-	st, err := sessions.Open(filepath.Join(cfg.Home, "state.db"))
+	st, err := openStore(cfg)
 	if err != nil {
 		return err
 	}
