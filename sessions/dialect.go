@@ -15,6 +15,7 @@ import (
 	"errors"
 	"strconv"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/jackc/pgx/v5/stdlib"
@@ -145,6 +146,26 @@ func (c pgConn) PrepareContext(ctx context.Context, q string) (driver.Stmt, erro
 
 func (c pgConn) ExecContext(ctx context.Context, q string, args []driver.NamedValue) (driver.Result, error) {
 	return c.Conn.ExecContext(ctx, rebind(q), args)
+}
+
+// CheckNamedValue makes every string argument text PostgreSQL accepts: its
+// text type holds neither NUL nor invalid UTF-8, both of which a command's
+// output (a tool message) may carry. Such bytes become U+FFFD, so the row
+// is stored rather than the whole write refused; keys are changed the same
+// way when written and when looked up. Then pgx checks the value as usual.
+func (c pgConn) CheckNamedValue(nv *driver.NamedValue) error {
+	if v, ok := nv.Value.(string); ok {
+		nv.Value = pgText(v)
+	}
+	return c.Conn.CheckNamedValue(nv)
+}
+
+// pgText is s with NUL bytes and invalid UTF-8 replaced by U+FFFD.
+func pgText(s string) string {
+	if utf8.ValidString(s) && strings.IndexByte(s, 0) < 0 {
+		return s
+	}
+	return strings.ReplaceAll(strings.ToValidUTF8(s, "\uFFFD"), "\x00", "\uFFFD")
 }
 
 func (c pgConn) QueryContext(ctx context.Context, q string, args []driver.NamedValue) (driver.Rows, error) {

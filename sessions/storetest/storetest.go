@@ -33,6 +33,7 @@ func Run(t *testing.T, fresh Fresh) {
 	}{
 		{"schema", testSchema},
 		{"sessions", testSessionsPersist},
+		{"odd text", testOddText},
 		{"write isolation", testWriteIsolation},
 		{"idempotent create", testIdempotentCreate},
 		{"reset", testReset},
@@ -130,6 +131,41 @@ func testSessionsPersist(t *testing.T, fresh Fresh) {
 	}
 	if _, err := s2.Session(ctx, "nope"); !errors.Is(err, sessions.ErrNoSession) {
 		t.Fatalf("Session(nope) = %v", err)
+	}
+}
+
+// Text as tools and platforms hand it over is stored whatever it holds: a
+// command's output may carry NUL bytes and invalid UTF-8, which
+// PostgreSQL's text refuses. Valid text reads back as it was; on an engine
+// that cannot hold such bytes they read back as U+FFFD, and the message
+// is kept all the same.
+func testOddText(t *testing.T, fresh Fresh) {
+	s := open(t, fresh(t))
+	ctx := t.Context()
+	src := herald.Source{Platform: "local", ChatID: "odd", ChatType: herald.ChatDM, UserID: "u"}
+	sess := sessions.NewSession(sessions.Key(src, sessions.KeyOptions{}), src, time.Now())
+	valid := "émoji 🦊, quotes ' \" ?, a long line " + strings.Repeat("x", 100_000)
+	binary := "bin\x00ary \xff\xfe end"
+	err := s.Append(ctx, sess, sessions.Message{SessionID: sess.ID, Role: "user", Content: valid},
+		sessions.Message{SessionID: sess.ID, Role: "tool", ToolName: "terminal", Content: binary})
+	if err != nil {
+		t.Fatalf("append: %v", err)
+	}
+	msgs, err := s.Messages(ctx, sess.ID, 0)
+	if err != nil || len(msgs) != 2 {
+		t.Fatalf("messages: %d %v", len(msgs), err)
+	}
+	if msgs[0].Content != valid {
+		t.Errorf("valid text changed: %.60q", msgs[0].Content)
+	}
+	if got := msgs[1].Content; got != binary && got != "bin\uFFFDary \uFFFD end" {
+		t.Errorf("binary text read back as %q", got)
+	}
+	if err := s.SetKV(ctx, "odd/\x00key", "v\x00"); err != nil {
+		t.Fatal(err)
+	}
+	if _, ok, err := s.KV(ctx, "odd/\x00key"); err != nil || !ok {
+		t.Errorf("kv under an odd key: %v %v", ok, err)
 	}
 }
 
