@@ -1,7 +1,7 @@
 package cmd
 
 // pairing.go: `herald pairing list|approve <platform> <code>|revoke
-// <platform> <user>`. It works on state.db directly, whether or not a
+// <platform> <user>`. It works on the state store directly, whether or not a
 // gateway runs; a running gateway reads approvals on every message.
 
 import (

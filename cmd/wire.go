@@ -105,7 +105,7 @@ func (e *env) newApp(o appOptions) (*app, error) {
 	}
 	a.endpoint = cfg.ResolveModel()
 	a.agent = newAgent(a.endpoint, cfg, a.hooks, a.redactor, a.log)
-	a.agent.ApprovalMemory = st // "always" answers live in state.db
+	a.agent.ApprovalMemory = st // "always" answers live in the state store
 	// prompt and agent hooks ask the agent's model, without its hooks;
 	// the offline echo model cannot judge, so offline they do not load
 	if !a.endpoint.Offline {

@@ -1,6 +1,7 @@
 package sessions
 
 import (
+	"strconv"
 	"strings"
 	"testing"
 
@@ -60,4 +61,37 @@ func TestOpenURLBadURL(t *testing.T) {
 	if err == nil || strings.Contains(err.Error(), "s3cret") {
 		t.Fatalf("no server: %v", err)
 	}
+}
+
+// FuzzRebind: rebinding numbers the placeholders from $1 without a gap,
+// leaves what it already rebound alone (no ? is left outside a literal or
+// a comment), and changes nothing but the placeholders.
+func FuzzRebind(f *testing.F) {
+	for _, s := range []string{
+		`SELECT 1`, `a = ? AND b = ?`, `'it''s ?' = ?`, `"x?" -- ?` + "\n?", `'open ?`, `--?`, `??`, `-?-`,
+	} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, q string) {
+		out := rebind(q)
+		if again := rebind(out); again != out {
+			t.Fatalf("rebind(%q) = %q, and again %q", q, out, again)
+		}
+		// undo: each $n inserted, in order, back to ?
+		n := 0
+		var b strings.Builder
+		for i := 0; i < len(out); i++ {
+			want := "$" + strconv.Itoa(n+1)
+			if strings.HasPrefix(out[i:], want) && !strings.HasPrefix(q[min(b.Len(), len(q)):], want) {
+				n++
+				b.WriteByte('?')
+				i += len(want) - 1
+				continue
+			}
+			b.WriteByte(out[i])
+		}
+		if b.String() != q {
+			t.Fatalf("rebind(%q) = %q: more than the placeholders changed", q, out)
+		}
+	})
 }
