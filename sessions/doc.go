@@ -14,9 +14,11 @@
 //     wait for the writer.
 //   - PostgreSQL (OpenURL; pgx through database/sql), for several
 //     replicas sharing one database. Writes go straight to a pool, each in
-//     its own serializable transaction, run again when PostgreSQL reports
-//     that it collided with another; so a write reads what it decides on
-//     as if it ran alone, as it does on SQLite.
+//     its own transaction: read committed for the hot paths whose
+//     statements stand on their own (writeSimple), serializable — run
+//     again when PostgreSQL reports a collision with another — for every
+//     step that reads and then decides (Write), so that it sees the
+//     database as if it ran alone, as it does on SQLite.
 //
 // Either way a write returns only after its transaction has committed.
 // The SQL is written once with ? placeholders (dialect.go says how the two

@@ -71,7 +71,7 @@ func (s *Store) SetKV(ctx context.Context, key, value string) error {
 	if key == "" {
 		return errors.New("sessions: write kv: empty key")
 	}
-	err := s.Write(ctx, func(tx *sql.Tx) error {
+	err := s.writeSimple(ctx, func(tx *sql.Tx) error {
 		_, err := tx.Exec(`INSERT INTO kv(key, value) VALUES (?, ?) ON CONFLICT(key) DO UPDATE SET value = excluded.value`, key, value)
 		return err
 	})
@@ -86,7 +86,7 @@ func (s *Store) DeleteKV(ctx context.Context, keys ...string) error {
 	if len(keys) == 0 {
 		return nil
 	}
-	err := s.Write(ctx, func(tx *sql.Tx) error {
+	err := s.writeSimple(ctx, func(tx *sql.Tx) error {
 		for _, k := range keys {
 			if _, err := tx.Exec(`DELETE FROM kv WHERE key = ?`, k); err != nil {
 				return err

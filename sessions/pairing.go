@@ -215,7 +215,7 @@ func (s *Store) Paired(ctx context.Context, platform, userID string) (bool, erro
 // RevokePairing removes an approval; it reports whether there was one.
 func (s *Store) RevokePairing(ctx context.Context, platform, userID string) (bool, error) {
 	var n int64
-	err := s.Write(ctx, func(tx *sql.Tx) error {
+	err := s.writeSimple(ctx, func(tx *sql.Tx) error {
 		res, err := tx.Exec(`DELETE FROM pairings WHERE platform = ? AND user_id = ?`, platform, userID)
 		if err != nil {
 			return err

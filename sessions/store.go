@@ -376,10 +376,26 @@ func (s *Store) Path() string { return s.path }
 // own changes. On PostgreSQL fn has a serializable transaction of its own,
 // and is run again (up to pgMaxAttempts times in all) when PostgreSQL
 // refuses that transaction because another ran beside it; fn must
-// therefore set what it reports from scratch each time it runs.
+// therefore set what it reports from scratch each time it runs. Either
+// way fn sees the database as if it ran alone, as a step that reads and
+// then decides needs.
 func (s *Store) Write(ctx context.Context, fn func(*sql.Tx) error) error {
+	return s.write(ctx, sql.LevelSerializable, fn)
+}
+
+// writeSimple is Write for the hot paths whose statements stand each on
+// its own — inserts, conflict-ignoring upserts, updates whose new value
+// depends only on the row they update — and so are right under
+// PostgreSQL's read committed, which spares them serializable's
+// bookkeeping and retries. A step that reads something and then decides
+// what to write uses Write.
+func (s *Store) writeSimple(ctx context.Context, fn func(*sql.Tx) error) error {
+	return s.write(ctx, sql.LevelReadCommitted, fn)
+}
+
+func (s *Store) write(ctx context.Context, level sql.IsolationLevel, fn func(*sql.Tx) error) error {
 	if s.reqs == nil {
-		return s.writePG(ctx, fn)
+		return s.writePG(ctx, level, fn)
 	}
 	r := &writeReq{ctx: ctx, fn: fn, done: make(chan error, 1)}
 	select {
@@ -403,7 +419,7 @@ func (s *Store) Write(ctx context.Context, fn func(*sql.Tx) error) error {
 // colliding with others.
 const pgMaxAttempts = 20
 
-func (s *Store) writePG(ctx context.Context, fn func(*sql.Tx) error) error {
+func (s *Store) writePG(ctx context.Context, level sql.IsolationLevel, fn func(*sql.Tx) error) error {
 	s.closeMu.RLock()
 	if s.isClosed {
 		s.closeMu.RUnlock()
@@ -414,7 +430,7 @@ func (s *Store) writePG(ctx context.Context, fn func(*sql.Tx) error) error {
 	defer s.inflight.Done()
 	pause := time.Millisecond
 	for attempt := 1; ; attempt++ {
-		err := s.writeOncePG(ctx, fn)
+		err := s.writeOncePG(ctx, level, fn)
 		if err == nil || !retryable(err) || attempt == pgMaxAttempts {
 			return err
 		}
@@ -429,8 +445,8 @@ func (s *Store) writePG(ctx context.Context, fn func(*sql.Tx) error) error {
 	}
 }
 
-func (s *Store) writeOncePG(ctx context.Context, fn func(*sql.Tx) error) error {
-	tx, err := s.wdb.BeginTx(ctx, &sql.TxOptions{Isolation: sql.LevelSerializable})
+func (s *Store) writeOncePG(ctx context.Context, level sql.IsolationLevel, fn func(*sql.Tx) error) error {
+	tx, err := s.wdb.BeginTx(ctx, &sql.TxOptions{Isolation: level})
 	if err != nil {
 		return fmt.Errorf("sessions: begin: %w", err)
 	}
