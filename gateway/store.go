@@ -44,6 +44,8 @@ type Store interface {
 
 	// Check reports damage to the store (run once at start).
 	Check(ctx context.Context) error
+	// ReplicaID names this process among the replicas sharing the store.
+	ReplicaID() string
 }
 
 var _ Store = (*sessions.Store)(nil)

@@ -549,8 +549,7 @@ func safeRun(fn func(*sql.Tx) error, tx *sql.Tx) (err error) {
 	return fn(tx)
 }
 
-// DB returns the read pool, for the job store's reads (cron) and for
-// tests.
+// DB returns the read pool, for tests.
 func (s *Store) DB() *sql.DB { return s.rdb }
 
 // Close waits for the writes under way and closes the database.

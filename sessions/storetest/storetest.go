@@ -86,6 +86,9 @@ func testSchema(t *testing.T, fresh Fresh) {
 		t.Fatalf("replica ids %q and %q: want two different ones", s.ReplicaID(), s2.ReplicaID())
 	}
 	s2.Close()
+	if err := s2.SetKV(ctx, "k", "v"); !errors.Is(err, sessions.ErrClosed) {
+		t.Fatalf("a write after Close: %v, want ErrClosed", err)
+	}
 	// a database from a newer herald is refused
 	if err := s.Write(ctx, func(tx *sql.Tx) error {
 		_, err := tx.Exec(`UPDATE schema_version SET version = 999`)
