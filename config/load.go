@@ -383,7 +383,7 @@ func splitList(s string) []string {
 var secretEnvNames = []string{
 	"OPENAI_API_KEY", "TELEGRAM_BOT_TOKEN", "DISCORD_BOT_TOKEN", "SLACK_BOT_TOKEN",
 	"SLACK_APP_TOKEN", "SLACK_SIGNING_SECRET", "TELEGRAM_WEBHOOK_SECRET", "ANTHROPIC_API_KEY",
-	"OPENROUTER_API_KEY", "HERALD_LOCAL_TOKEN", "HERALD_DATABASE_URL",
+	"OPENROUTER_API_KEY", "HERALD_LOCAL_TOKEN", "HERALD_DATABASE_URL", "PGPASSWORD",
 }
 
 // IsSecretName reports whether an environment variable name looks like it

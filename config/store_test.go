@@ -43,7 +43,9 @@ func TestStoreKey(t *testing.T) {
 			t.Errorf("%q/%q: err = %v", tc.file, tc.env, err)
 		}
 	}
-	if !IsSecretName("HERALD_DATABASE_URL") {
-		t.Error("HERALD_DATABASE_URL is not scrubbed from hook environments")
+	for _, name := range []string{"HERALD_DATABASE_URL", "PGPASSWORD"} {
+		if !IsSecretName(name) {
+			t.Errorf("%s is not scrubbed from hook environments", name)
+		}
 	}
 }
