@@ -16,7 +16,6 @@ import (
 	"github.com/heraldgw/herald"
 	"github.com/heraldgw/herald/config"
 	"github.com/heraldgw/herald/cron"
-	"github.com/heraldgw/herald/sessions"
 )
 
 // herald cron: the job store is edited directly (the gateway sees changes
@@ -69,13 +68,13 @@ func (e *env) cron(ctx context.Context, args []string) error {
 	return usagef("unknown cron command %q\n%s", sub, cronUsage)
 }
 
-// openJobs opens state.db for the job store.
+// openJobs opens the state store for the job store.
 func (e *env) openJobs() (*cron.Jobs, string, func(), error) {
 	cfg, err := e.loadConfigWarned()
 	if err != nil {
 		return nil, "", nil, err
 	}
-	st, err := sessions.Open(filepath.Join(cfg.Home, "state.db"))
+	st, err := openStore(cfg)
 	if err != nil {
 		return nil, "", nil, err
 	}

@@ -14,6 +14,7 @@ import (
 	"github.com/heraldgw/herald/agent/agenttest"
 	"github.com/heraldgw/herald/cmd"
 	"github.com/heraldgw/herald/cmd/cmdtest"
+	"github.com/heraldgw/herald/sessions/pgtest"
 )
 
 // gatewayChildEnv switches the test binary into a herald gateway process
@@ -24,8 +25,8 @@ func TestMain(m *testing.M) {
 	if os.Getenv(gatewayChildEnv) != "" {
 		os.Exit(cmd.Main(context.Background(), []string{"gateway"}, cmd.WithSignals()))
 	}
-	code := m.Run()
-	closeBrowser() // the console tests' Chromium (e2e_console_test.go)
+	code := pgtest.Main(m) // and stop the PostgreSQL its tests started
+	closeBrowser()         // the console tests' Chromium (e2e_console_test.go)
 	os.Exit(code)
 }
 

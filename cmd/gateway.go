@@ -66,11 +66,16 @@ func (e *env) gateway(ctx context.Context, args []string) error {
 		return err
 	}
 	defer a.close()
-	lock, err := lockGateway(a.home)
-	if err != nil {
-		return err
+	// one gateway per home on SQLite; replicas of a PostgreSQL store are
+	// told apart by their replica id instead
+	if a.store.Path() != "" {
+		lock, err := lockGateway(a.home)
+		if err != nil {
+			return err
+		}
+		defer lock.release()
 	}
-	defer lock.release()
+	a.log.Info("state store", "backend", a.store.Backend(), "replica", a.store.ReplicaID())
 	if a.sandboxWarning != "" {
 		a.log.Warn(a.sandboxWarning)
 	}
@@ -106,8 +111,9 @@ func (e *env) gateway(ctx context.Context, args []string) error {
 		// a little over media.max_bytes, so that the gateway's own limit
 		// message answers a file just over it
 		MaxUpload: a.cfg.Media.MaxBytes + 1<<20, FilesDir: filepath.Join(a.home, "local-files"),
-		Outbox: a.store,
-		Events: localEvents(a),
+		Outbox:  a.store,
+		Replica: a.store.ReplicaID(),
+		Events:  localEvents(a),
 		Health: func() map[string]string {
 			if r := started(); r != nil {
 				return r.Health()

@@ -1,14 +1,13 @@
 package cmd
 
 // pairing.go: `herald pairing list|approve <platform> <code>|revoke
-// <platform> <user>`. It works on state.db directly, whether or not a
+// <platform> <user>`. It works on the state store directly, whether or not a
 // gateway runs; a running gateway reads approvals on every message.
 
 import (
 	"context"
 	"errors"
 	"fmt"
-	"path/filepath"
 	"strings"
 	"text/tabwriter"
 	"time"
@@ -31,7 +30,7 @@ func (e *env) pairing(ctx context.Context, args []string) error {
 	if err != nil {
 		return err
 	}
-	st, err := sessions.Open(filepath.Join(cfg.Home, "state.db"))
+	st, err := openStore(cfg)
 	if err != nil {
 		return err
 	}

@@ -43,7 +43,7 @@ func (f lateTranscript) AppendTranscript(ctx context.Context, from herald.Source
 	return f().AppendTranscript(ctx, from, role, text)
 }
 
-// apiStore is the state the API keeps in state.db.
+// apiStore is the state the API keeps in the state store.
 type apiStore struct{ *sessions.Store }
 
 func (s apiStore) SessionSource(ctx context.Context, id string) (herald.Source, bool, error) {

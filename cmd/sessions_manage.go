@@ -34,7 +34,7 @@ const sessionsUsage = `usage:
 <id> is a session id or a unique prefix of one (herald sessions list shows them).
 AGE is a duration such as 30d, 12h or 2w.`
 
-// sessionsHome is state.db opened for a sessions command, with the home
+// sessionsHome is the state store opened for a sessions command, with the home
 // and a redactor holding the configured secrets.
 type sessionsHome struct {
 	cfg   *config.Config
@@ -47,7 +47,7 @@ func (e *env) openSessions() (*sessionsHome, error) {
 	if err != nil {
 		return nil, err
 	}
-	st, err := sessions.Open(filepath.Join(cfg.Home, "state.db"))
+	st, err := openStore(cfg)
 	if err != nil {
 		return nil, err
 	}

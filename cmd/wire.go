@@ -11,6 +11,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"time"
 
 	"github.com/heraldgw/herald"
 	"github.com/heraldgw/herald/agent"
@@ -95,7 +96,7 @@ func (e *env) newApp(o appOptions) (*app, error) {
 	} else {
 		e.warnConfig(warns)
 	}
-	st, err := sessions.Open(filepath.Join(a.home, "state.db"))
+	st, err := openStore(cfg)
 	if err != nil {
 		a.close()
 		return nil, err
@@ -109,7 +110,7 @@ func (e *env) newApp(o appOptions) (*app, error) {
 	}
 	a.endpoint = cfg.ResolveModel()
 	a.agent = newAgent(a.endpoint, cfg, a.hooks, a.redactor, a.log)
-	a.agent.ApprovalMemory = st // "always" answers live in state.db
+	a.agent.ApprovalMemory = st // "always" answers live in the state store
 	// prompt and agent hooks ask the agent's model, without its hooks;
 	// the offline echo model cannot judge, so offline they do not load
 	if !a.endpoint.Offline {
@@ -120,6 +121,18 @@ func (e *env) newApp(o appOptions) (*app, error) {
 		return nil, err
 	}
 	return a, nil
+}
+
+// storeOpenTimeout bounds connecting to and migrating a PostgreSQL store
+// at start, so that an unreachable server is an error, not a hang.
+const storeOpenTimeout = time.Minute
+
+// openStore opens the state store the configuration names: state.db in the
+// home, or the PostgreSQL database of store: (HERALD_DATABASE_URL).
+func openStore(cfg *config.Config) (*sessions.Store, error) {
+	ctx, cancel := context.WithTimeout(context.Background(), storeOpenTimeout)
+	defer cancel()
+	return sessions.OpenStore(ctx, sessions.Spec{Path: filepath.Join(cfg.Home, "state.db"), URL: cfg.Store, ReplicaID: cfg.ReplicaID})
 }
 
 // newAgent builds the agent for an endpoint: the one model resolver's

@@ -36,6 +36,14 @@ type Config struct {
 	Logging              Logging      `yaml:"logging"`
 	ShutdownGrace        Duration     `yaml:"shutdown_grace"`
 
+	// Store is where herald keeps its state: "" for SQLite in the home
+	// (state.db), or a postgres:// URL shared by several replicas.
+	// HERALD_DATABASE_URL, when set, wins.
+	Store string `yaml:"store" secret:"true"`
+	// ReplicaID names this process among the replicas of one PostgreSQL
+	// store ("" or HERALD_REPLICA_ID unset: hostname-pid-random).
+	ReplicaID string `yaml:"replica_id"`
+
 	// Hooks is the raw hooks: block (Hermes' shell-hook format plus
 	// herald's reserved sub-keys); the hooks package parses it.
 	Hooks Raw `yaml:"hooks"`

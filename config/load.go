@@ -5,6 +5,7 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
+	"net/url"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -136,6 +137,9 @@ func Load(home string, getenv func(string) string) (*Config, []Warning, error) {
 	}
 
 	applyEnv(cfg, lookupSource)
+	if err := checkStore(cfg, getenv("HERALD_DATABASE_URL") != ""); err != nil {
+		return nil, nil, err
+	}
 	mergeWebhookExtra(cfg)
 	warns = append(warns, expandWebhookSecrets(cfg, lookup)...)
 	warns = append(warns, validate(cfg)...)
@@ -346,6 +350,8 @@ func applyEnv(c *Config, get func(string) (string, Source)) {
 	set("model.default", &c.Model.Name, "HERALD_MODEL")
 	set("platforms.local.listen", &c.Platforms.Local.Listen, "HERALD_LOCAL_LISTEN")
 	set("inbound.listen", &c.Inbound.Listen, "HERALD_INBOUND_LISTEN")
+	set("store", &c.Store, "HERALD_DATABASE_URL")
+	set("replica_id", &c.ReplicaID, "HERALD_REPLICA_ID")
 	if v, src := get("HERALD_MAX_ITERATIONS"); v != "" {
 		if n, err := strconv.Atoi(v); err == nil && n > 0 {
 			c.Agent.MaxIterations = n
@@ -411,7 +417,7 @@ func splitList(s string) []string {
 var secretEnvNames = []string{
 	"OPENAI_API_KEY", "TELEGRAM_BOT_TOKEN", "DISCORD_BOT_TOKEN", "SLACK_BOT_TOKEN",
 	"SLACK_APP_TOKEN", "SLACK_SIGNING_SECRET", "TELEGRAM_WEBHOOK_SECRET", "ANTHROPIC_API_KEY",
-	"OPENROUTER_API_KEY", "HERALD_LOCAL_TOKEN",
+	"OPENROUTER_API_KEY", "HERALD_LOCAL_TOKEN", "HERALD_DATABASE_URL", "PGPASSWORD",
 }
 
 // IsSecretName reports whether an environment variable name looks like it
@@ -455,7 +461,31 @@ func collectSecrets(c *Config, get func(string) string) map[string]string {
 	for k, v := range c.secretSettings() {
 		add(k, v)
 	}
+	if u, err := url.Parse(c.Store); err == nil && u.User != nil {
+		pw, _ := u.User.Password()
+		add("store.password", pw)
+	}
 	return out
+}
+
+// checkStore refuses a store that is neither empty (SQLite) nor a
+// PostgreSQL URL: falling back to SQLite would split replicas that
+// believe they share one database. fromEnv says HERALD_DATABASE_URL set
+// it, for the message.
+func checkStore(c *Config, fromEnv bool) error {
+	if c.Store == "" {
+		return nil
+	}
+	where := "config.yaml"
+	if fromEnv {
+		where = "HERALD_DATABASE_URL"
+	}
+	u, err := url.Parse(c.Store)
+	if err != nil || (u.Scheme != "postgres" && u.Scheme != "postgresql") {
+		// the value may hold a password: it is not repeated
+		return &Error{File: where, Msg: "store: want a postgres://user:password@host:port/database URL (or nothing, for SQLite in the home)"}
+	}
+	return nil
 }
 
 // validate checks the values herald reads as one of a set or a range:

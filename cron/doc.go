@@ -8,7 +8,10 @@
 // length beyond about 290 years is refused rather than wrapped around into
 // another. robfig/cron is used only to parse and compute next times; the
 // loop is herald's own, because the source of truth is the cron_jobs table
-// in state.db, which the CLI edits while the gateway runs.
+// of the state store (state.db, or the PostgreSQL several replicas share),
+// which the CLI edits while the gateway runs. The job store reaches that
+// table through Store (satisfied by *sessions.Store), whose SQL lives in
+// package sessions; what a schedule means stays here.
 //
 // Promises:
 //

@@ -3,7 +3,6 @@ package cron
 import (
 	"context"
 	"crypto/rand"
-	"database/sql"
 	"encoding/hex"
 	"encoding/json"
 	"errors"
@@ -66,18 +65,38 @@ type Job struct {
 	RunningSince      time.Time // zero: not running
 }
 
+// Store is what the job store needs of herald's state store: the rows of
+// cron_jobs and the transactions over them. *sessions.Store is one, on
+// SQLite or on PostgreSQL; what a schedule means stays here and is handed
+// in as functions.
+type Store interface {
+	AddCronJob(ctx context.Context, j sessions.CronJob) error
+	CronJobsByID(ctx context.Context, id string) ([]sessions.CronJob, error)
+	CronJobs(ctx context.Context, all bool) ([]sessions.CronJob, error)
+	DeleteCronJob(ctx context.Context, id string) error
+	PauseCronJob(ctx context.Context, id string) error
+	ResumeCronJob(ctx context.Context, id string, next time.Time) error
+	ClaimCronJobs(ctx context.Context, now time.Time, limit int, slot func(sessions.CronJob) sessions.CronSlot) (claimed []sessions.CronClaim, missed []sessions.CronJob, err error)
+	ClaimCronJobNow(ctx context.Context, id string, now time.Time, clearNext bool) error
+	MarkCronRun(ctx context.Context, id string, recurring bool, r sessions.CronRun) (removed bool, err error)
+	SettleInterruptedCronRuns(ctx context.Context, status string, settle func(sessions.CronJob) (msg string, recurring bool)) ([]sessions.CronJob, error)
+	NextCronDue(ctx context.Context) (time.Time, error)
+}
+
+var _ Store = (*sessions.Store)(nil)
+
 // Jobs is the job store on herald's state database. CLI commands and the
 // gateway's scheduler share it: a change made by one is seen by the other
 // at its next read.
 type Jobs struct {
-	st  *sessions.Store
+	st  Store
 	loc *time.Location
 	now func() time.Time
 }
 
 // NewJobs returns the job store. loc is the zone of schedules that name
 // none (nil: time.Local); now may be nil (time.Now).
-func NewJobs(st *sessions.Store, loc *time.Location, now func() time.Time) *Jobs {
+func NewJobs(st Store, loc *time.Location, now func() time.Time) *Jobs {
 	if loc == nil {
 		loc = time.Local
 	}
@@ -150,13 +169,10 @@ func (j *Jobs) Add(ctx context.Context, n NewJob) (*Job, error) {
 		b, _ := json.Marshal(n.Origin)
 		origin = string(b)
 	}
-	err = j.st.Write(ctx, func(tx *sql.Tx) error {
-		_, err := tx.Exec(`INSERT INTO cron_jobs (id, name, prompt, script, schedule_kind, schedule_expr, schedule_display,
-			repeat_times, enabled, state, deliver, origin, created_at, next_run_at)
-			VALUES (?, ?, ?, ?, ?, ?, ?, ?, 1, ?, ?, ?, ?, ?)`,
-			job.ID, job.Name, job.Prompt, job.Script, string(sc.Kind), sc.Expr, sc.Display,
-			nullInt(repeat), StateScheduled, deliver, origin, ms(now), ms(next))
-		return err
+	err = j.st.AddCronJob(ctx, sessions.CronJob{
+		ID: job.ID, Name: job.Name, Prompt: job.Prompt, Script: job.Script,
+		ScheduleKind: string(sc.Kind), ScheduleExpr: sc.Expr, ScheduleDisplay: sc.Display,
+		RepeatTimes: repeat, Deliver: deliver, Origin: origin, CreatedAt: now, NextRunAt: next,
 	})
 	if err != nil {
 		return nil, fmt.Errorf("cron: add job: %w", err)
@@ -164,36 +180,28 @@ func (j *Jobs) Add(ctx context.Context, n NewJob) (*Job, error) {
 	return job, nil
 }
 
-const jobColumns = `id, name, prompt, script, schedule_kind, schedule_expr, schedule_display, repeat_times, repeat_completed,
-	enabled, state, deliver, origin, created_at, next_run_at, last_run_at, last_status, last_error, last_delivery_error, running_since`
-
-type scanner interface{ Scan(...any) error }
-
-func scanJob(r scanner) (*Job, error) {
-	var (
-		job                         Job
-		kind, expr, display, origin string
-		repeat, next, last, running sql.NullInt64
-		created                     int64
-		enabled                     int
-	)
-	err := r.Scan(&job.ID, &job.Name, &job.Prompt, &job.Script, &kind, &expr, &display, &repeat, &job.RepeatCompleted,
-		&enabled, &job.State, &job.Deliver, &origin, &created, &next, &last, &job.LastStatus, &job.LastError, &job.LastDeliveryError, &running)
-	if err != nil {
-		return nil, err
+// fromRow reads a stored row as a Job.
+func fromRow(r sessions.CronJob) *Job {
+	job := &Job{
+		ID: r.ID, Name: r.Name, Prompt: r.Prompt, Script: r.Script, RepeatTimes: r.RepeatTimes, RepeatCompleted: r.RepeatCompleted,
+		Enabled: r.Enabled, State: r.State, Deliver: r.Deliver, CreatedAt: r.CreatedAt, NextRunAt: r.NextRunAt, LastRunAt: r.LastRunAt,
+		LastStatus: r.LastStatus, LastError: r.LastError, LastDeliveryError: r.LastDeliveryError, RunningSince: r.RunningSince,
 	}
-	job.Schedule, _ = Load(Kind(kind), expr, display) // a broken row still lists; running it records the error
-	job.Schedule.Kind, job.Schedule.Expr, job.Schedule.Display = Kind(kind), expr, display
-	job.RepeatTimes = int(repeat.Int64)
-	job.Enabled = enabled != 0
-	if origin != "" {
-		json.Unmarshal([]byte(origin), &job.Origin)
+	kind := Kind(r.ScheduleKind)
+	job.Schedule, _ = Load(kind, r.ScheduleExpr, r.ScheduleDisplay) // a broken row still lists; running it records the error
+	job.Schedule.Kind, job.Schedule.Expr, job.Schedule.Display = kind, r.ScheduleExpr, r.ScheduleDisplay
+	if r.Origin != "" {
+		json.Unmarshal([]byte(r.Origin), &job.Origin)
 	}
-	job.CreatedAt = fromMS(created)
-	job.NextRunAt = fromNull(next)
-	job.LastRunAt = fromNull(last)
-	job.RunningSince = fromNull(running)
-	return &job, nil
+	return job
+}
+
+func fromRows(rows []sessions.CronJob) []*Job {
+	out := make([]*Job, len(rows))
+	for i, r := range rows {
+		out[i] = fromRow(r)
+	}
+	return out
 }
 
 // Get returns one job by id (or by a unique prefix of its id).
@@ -202,23 +210,11 @@ func (j *Jobs) Get(ctx context.Context, id string) (*Job, error) {
 	if id == "" {
 		return nil, ErrNotFound
 	}
-	rows, err := j.st.DB().QueryContext(ctx, `SELECT `+jobColumns+` FROM cron_jobs WHERE id = ? OR id LIKE ? ESCAPE '\' ORDER BY id = ? DESC LIMIT 2`,
-		id, escapeLike(id)+"%", id)
+	rows, err := j.st.CronJobsByID(ctx, id)
 	if err != nil {
 		return nil, fmt.Errorf("cron: get job: %w", err)
 	}
-	defer rows.Close()
-	var found []*Job
-	for rows.Next() {
-		job, err := scanJob(rows)
-		if err != nil {
-			return nil, fmt.Errorf("cron: get job: %w", err)
-		}
-		found = append(found, job)
-	}
-	if err := rows.Err(); err != nil {
-		return nil, fmt.Errorf("cron: get job: %w", err)
-	}
+	found := fromRows(rows)
 	switch {
 	case len(found) == 0:
 		return nil, fmt.Errorf("%w: %s", ErrNotFound, id)
@@ -231,25 +227,11 @@ func (j *Jobs) Get(ctx context.Context, id string) (*Job, error) {
 // List returns the jobs, soonest first; all includes paused, completed
 // and disabled ones.
 func (j *Jobs) List(ctx context.Context, all bool) ([]*Job, error) {
-	q := `SELECT ` + jobColumns + ` FROM cron_jobs`
-	if !all {
-		q += ` WHERE enabled = 1 AND state NOT IN ('paused', 'completed')`
-	}
-	q += ` ORDER BY next_run_at IS NULL, next_run_at, created_at`
-	rows, err := j.st.DB().QueryContext(ctx, q)
+	rows, err := j.st.CronJobs(ctx, all)
 	if err != nil {
 		return nil, fmt.Errorf("cron: list jobs: %w", err)
 	}
-	defer rows.Close()
-	var out []*Job
-	for rows.Next() {
-		job, err := scanJob(rows)
-		if err != nil {
-			return nil, fmt.Errorf("cron: list jobs: %w", err)
-		}
-		out = append(out, job)
-	}
-	return out, rows.Err()
+	return fromRows(rows), nil
 }
 
 // Remove deletes a job.
@@ -258,11 +240,7 @@ func (j *Jobs) Remove(ctx context.Context, id string) (*Job, error) {
 	if err != nil {
 		return nil, err
 	}
-	err = j.st.Write(ctx, func(tx *sql.Tx) error {
-		_, err := tx.Exec(`DELETE FROM cron_jobs WHERE id = ?`, job.ID)
-		return err
-	})
-	if err != nil {
+	if err := j.st.DeleteCronJob(ctx, job.ID); err != nil {
 		return nil, fmt.Errorf("cron: remove job: %w", err)
 	}
 	return job, nil
@@ -274,11 +252,7 @@ func (j *Jobs) Pause(ctx context.Context, id string) (*Job, error) {
 	if err != nil {
 		return nil, err
 	}
-	err = j.st.Write(ctx, func(tx *sql.Tx) error {
-		_, err := tx.Exec(`UPDATE cron_jobs SET state = ? WHERE id = ?`, StatePaused, job.ID)
-		return err
-	})
-	if err != nil {
+	if err := j.st.PauseCronJob(ctx, job.ID); err != nil {
 		return nil, fmt.Errorf("cron: pause job: %w", err)
 	}
 	job.State = StatePaused
@@ -297,11 +271,7 @@ func (j *Jobs) Resume(ctx context.Context, id string) (*Job, error) {
 	if job.Schedule.Recurring() {
 		next = job.Schedule.Next(now, j.loc)
 	}
-	err = j.st.Write(ctx, func(tx *sql.Tx) error {
-		_, err := tx.Exec(`UPDATE cron_jobs SET state = ?, enabled = 1, next_run_at = ? WHERE id = ?`, StateScheduled, nullTime(next), job.ID)
-		return err
-	})
-	if err != nil {
+	if err := j.st.ResumeCronJob(ctx, job.ID, next); err != nil {
 		return nil, fmt.Errorf("cron: resume job: %w", err)
 	}
 	job.State, job.Enabled, job.NextRunAt = StateScheduled, true, next
@@ -327,59 +297,22 @@ type claimed struct {
 // own guards are a second line should the two ever stop sharing one
 // transaction.
 func (j *Jobs) claim(ctx context.Context, now time.Time, limit int) (out []claimed, skipped []*Job, err error) {
-	err = j.st.Write(ctx, func(tx *sql.Tx) error {
-		out, skipped = out[:0], skipped[:0]
-		rows, err := tx.Query(`SELECT `+jobColumns+` FROM cron_jobs
-			WHERE enabled = 1 AND state = ? AND running_since IS NULL AND next_run_at IS NOT NULL AND next_run_at <= ?
-			ORDER BY next_run_at LIMIT ?`, StateScheduled, ms(now), limit)
-		if err != nil {
-			return err
+	taken, missed, err := j.st.ClaimCronJobs(ctx, now, limit, func(r sessions.CronJob) sessions.CronSlot {
+		sc := fromRow(r).Schedule
+		if !sc.Recurring() {
+			return sessions.CronSlot{}
 		}
-		var due []*Job
-		for rows.Next() {
-			job, err := scanJob(rows)
-			if err != nil {
-				rows.Close()
-				return err
-			}
-			due = append(due, job)
-		}
-		rows.Close()
-		if err := rows.Err(); err != nil {
-			return err
-		}
-		for _, job := range due {
-			slot := job.NextRunAt
-			var next time.Time
-			if job.Schedule.Recurring() {
-				next = job.Schedule.After(slot, now, j.loc)
-				if now.Sub(slot) > grace(job.Schedule, now, j.loc) {
-					// missed while nobody was running: skip, do not burst
-					if _, err := tx.Exec(`UPDATE cron_jobs SET next_run_at = ? WHERE id = ? AND next_run_at = ?`, nullTime(next), job.ID, ms(slot)); err != nil {
-						return err
-					}
-					job.NextRunAt = next
-					skipped = append(skipped, job)
-					continue
-				}
-			}
-			res, err := tx.Exec(`UPDATE cron_jobs SET next_run_at = ?, running_since = ? WHERE id = ? AND next_run_at = ? AND running_since IS NULL`,
-				nullTime(next), ms(now), job.ID, ms(slot))
-			if err != nil {
-				return err
-			}
-			if n, _ := res.RowsAffected(); n != 1 {
-				continue
-			}
-			job.NextRunAt, job.RunningSince = next, now
-			out = append(out, claimed{job: job, due: slot})
-		}
-		return nil
+		slot := r.NextRunAt
+		// missed while nobody was running: skip, do not burst
+		return sessions.CronSlot{Next: sc.After(slot, now, j.loc), Missed: now.Sub(slot) > grace(sc, now, j.loc)}
 	})
 	if err != nil {
 		return nil, nil, fmt.Errorf("cron: claim due jobs: %w", err)
 	}
-	return out, skipped, nil
+	for _, c := range taken {
+		out = append(out, claimed{job: fromRow(c.CronJob), due: c.Slot})
+	}
+	return out, fromRows(missed), nil
 }
 
 // claimNow takes one job for a run outside its schedule (herald cron run).
@@ -393,17 +326,7 @@ func (j *Jobs) claimNow(ctx context.Context, id string, now time.Time) (*Job, er
 		return nil, err
 	}
 	once := !job.Schedule.Recurring()
-	err = j.st.Write(ctx, func(tx *sql.Tx) error {
-		res, err := tx.Exec(`UPDATE cron_jobs SET running_since = ?, next_run_at = CASE WHEN ? THEN NULL ELSE next_run_at END
-			WHERE id = ? AND running_since IS NULL`, ms(now), once, job.ID)
-		if err != nil {
-			return err
-		}
-		if n, _ := res.RowsAffected(); n != 1 {
-			return fmt.Errorf("cron job %s is running already", job.ID)
-		}
-		return nil
-	})
+	err = j.st.ClaimCronJobNow(ctx, job.ID, now, once)
 	if err != nil {
 		return nil, fmt.Errorf("cron: run job: %w", err)
 	}
@@ -432,95 +355,37 @@ type RunRecord struct {
 // has used up its repeats is removed; a recurring job whose next run
 // cannot be computed goes to state error (it is not disabled).
 func (j *Jobs) mark(ctx context.Context, job *Job, r RunRecord) (removed bool, err error) {
-	status := r.Status
-	err = j.st.Write(ctx, func(tx *sql.Tx) error {
-		removed = false
-		var times sql.NullInt64
-		var done int
-		var next sql.NullInt64
-		err := tx.QueryRow(`SELECT repeat_times, repeat_completed, next_run_at FROM cron_jobs WHERE id = ?`, job.ID).Scan(&times, &done, &next)
-		if errors.Is(err, sql.ErrNoRows) {
-			return nil // removed while it ran
-		}
-		if err != nil {
-			return err
-		}
-		done++
-		if times.Valid && times.Int64 > 0 && int64(done) >= times.Int64 {
-			removed = true
-			_, err := tx.Exec(`DELETE FROM cron_jobs WHERE id = ?`, job.ID)
-			return err
-		}
-		state := StateScheduled
-		enabled := 1
-		if job.Schedule.Recurring() {
-			if !next.Valid {
-				state = StateError
-			}
-		} else if !next.Valid {
-			state, enabled = StateCompleted, 0
-		}
-		_, err = tx.Exec(`UPDATE cron_jobs SET repeat_completed = ?, last_run_at = ?, last_status = ?, last_error = ?, last_delivery_error = ?,
-			running_since = NULL, state = CASE WHEN state = 'paused' THEN state ELSE ? END, enabled = ? WHERE id = ?`,
-			done, ms(r.At), status, r.Error, r.DeliveryError, state, enabled, job.ID)
-		return err
-	})
+	removed, err = j.st.MarkCronRun(ctx, job.ID, job.Schedule.Recurring(), sessions.CronRun{Status: r.Status, Error: r.Error, DeliveryError: r.DeliveryError, At: r.At})
 	if err != nil {
 		return false, fmt.Errorf("cron: record run of %s: %w", job.ID, err)
 	}
 	return removed, nil
 }
 
-// recover settles jobs left running by a gateway that stopped in the middle
-// of a run: the slot was already advanced, so it is not fired again; the
-// run is recorded as an error.
+// recoverInterrupted settles jobs left running by a gateway that stopped
+// in the middle of a run: the slot was already advanced, so it is not
+// fired again; the run is recorded as an error.
 func (j *Jobs) recoverInterrupted(ctx context.Context, now time.Time) ([]*Job, error) {
-	var out []*Job
-	err := j.st.Write(ctx, func(tx *sql.Tx) error {
-		out = out[:0]
-		rows, err := tx.Query(`SELECT ` + jobColumns + ` FROM cron_jobs WHERE running_since IS NOT NULL`)
-		if err != nil {
-			return err
-		}
-		for rows.Next() {
-			job, err := scanJob(rows)
-			if err != nil {
-				rows.Close()
-				return err
-			}
-			out = append(out, job)
-		}
-		rows.Close()
-		for _, job := range out {
-			msg := fmt.Sprintf("interrupted: the gateway stopped while this job was running (since %s); the run is not repeated",
-				job.RunningSince.In(j.loc).Format(time.RFC3339))
-			state, enabled := StateScheduled, 1
-			if !job.Schedule.Recurring() && job.NextRunAt.IsZero() {
-				state, enabled = StateError, 0
-			}
-			if _, err := tx.Exec(`UPDATE cron_jobs SET running_since = NULL, last_run_at = running_since, last_status = ?, last_error = ?,
-				state = CASE WHEN state = 'paused' THEN state ELSE ? END, enabled = ? WHERE id = ?`,
-				StatusError, msg, state, enabled, job.ID); err != nil {
-				return err
-			}
-			job.LastStatus, job.LastError = StatusError, msg
-		}
-		return rows.Err()
+	message := func(r sessions.CronJob) string {
+		return fmt.Sprintf("interrupted: the gateway stopped while this job was running (since %s); the run is not repeated",
+			r.RunningSince.In(j.loc).Format(time.RFC3339))
+	}
+	rows, err := j.st.SettleInterruptedCronRuns(ctx, StatusError, func(r sessions.CronJob) (string, bool) {
+		return message(r), fromRow(r).Schedule.Recurring()
 	})
 	if err != nil {
 		return nil, fmt.Errorf("cron: settle interrupted runs: %w", err)
+	}
+	out := fromRows(rows)
+	for i, job := range out {
+		job.LastStatus, job.LastError = StatusError, message(rows[i])
 	}
 	return out, nil
 }
 
 // nextDue is the earliest next_run_at among runnable jobs (zero if none).
 func (j *Jobs) nextDue(ctx context.Context) (time.Time, error) {
-	var v sql.NullInt64
-	err := j.st.DB().QueryRowContext(ctx, `SELECT MIN(next_run_at) FROM cron_jobs WHERE enabled = 1 AND state = ? AND running_since IS NULL`, StateScheduled).Scan(&v)
-	if err != nil {
-		return time.Time{}, err
-	}
-	return fromNull(v), nil
+	return j.st.NextCronDue(ctx)
 }
 
 // grace is how late a recurring slot may start and still run: half the
@@ -566,34 +431,4 @@ func firstNonEmpty(s ...string) string {
 		}
 	}
 	return ""
-}
-
-func escapeLike(s string) string {
-	r := strings.NewReplacer(`\`, `\\`, `%`, `\%`, `_`, `\_`)
-	return r.Replace(s)
-}
-
-func ms(t time.Time) int64 { return t.UnixMilli() }
-
-func fromMS(v int64) time.Time { return time.UnixMilli(v) }
-
-func fromNull(v sql.NullInt64) time.Time {
-	if !v.Valid {
-		return time.Time{}
-	}
-	return time.UnixMilli(v.Int64)
-}
-
-func nullTime(t time.Time) any {
-	if t.IsZero() {
-		return nil
-	}
-	return t.UnixMilli()
-}
-
-func nullInt(n int) any {
-	if n <= 0 {
-		return nil
-	}
-	return n
 }

@@ -45,7 +45,7 @@ type PlatformAuth struct {
 // Config wires a Runner.
 type Config struct {
 	Adapters []adapters.Adapter
-	Store    *sessions.Store
+	Store    Store
 	Hooks    *hooks.Registry
 	Agent    *agent.Agent
 	Redactor *herald.Redactor
@@ -114,7 +114,7 @@ type Runner struct {
 	cfg      Config
 	log      *slog.Logger
 	hooks    *hooks.Registry
-	store    *sessions.Store
+	store    Store
 	adapters map[herald.Platform]adapters.Adapter
 	order    []herald.Platform
 

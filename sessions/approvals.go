@@ -22,7 +22,7 @@ func (s *Store) RememberApproval(ctx context.Context, pattern, command string) e
 	if pattern == "" {
 		return errors.New("sessions: remember approval: empty pattern")
 	}
-	err := s.Write(ctx, func(tx *sql.Tx) error {
+	err := s.writeSimple(ctx, func(tx *sql.Tx) error {
 		_, err := tx.Exec(`INSERT INTO approvals(pattern, command, created_at) VALUES (?, ?, ?) ON CONFLICT(pattern) DO NOTHING`,
 			pattern, command, time.Now().UnixMilli())
 		return err
@@ -73,7 +73,7 @@ func (s *Store) Approvals(ctx context.Context) ([]Approval, error) {
 // was one.
 func (s *Store) ForgetApproval(ctx context.Context, pattern string) (bool, error) {
 	var n int64
-	err := s.Write(ctx, func(tx *sql.Tx) error {
+	err := s.writeSimple(ctx, func(tx *sql.Tx) error {
 		res, err := tx.Exec(`DELETE FROM approvals WHERE pattern = ?`, pattern)
 		if err != nil {
 			return err

@@ -44,7 +44,7 @@ type Inbound struct {
 // new: false means a message with the same (platform, chat, message id)
 // is already in the journal. It returns once the row is committed.
 func (s *Store) RecordInbound(ctx context.Context, in Inbound) (fresh bool, err error) {
-	err = s.Write(ctx, func(tx *sql.Tx) error {
+	err = s.writeSimple(ctx, func(tx *sql.Tx) error {
 		res, err := tx.Exec(`INSERT INTO inbox(platform, chat_id, message_id, message, received_at, state) VALUES (?,?,?,?,?,?)
 			ON CONFLICT(platform, chat_id, message_id) DO NOTHING`,
 			in.Platform, in.ChatID, in.MessageID, in.Message, ms(in.ReceivedAt), InboundReceived)
@@ -67,7 +67,7 @@ func (s *Store) SetInboundState(ctx context.Context, platform, chatID, messageID
 	if state == InboundDone || state == InboundAbandoned {
 		return s.FinishInbound(ctx, []InboundKey{{platform, chatID, messageID}}, state, at)
 	}
-	err := s.Write(ctx, func(tx *sql.Tx) error {
+	err := s.writeSimple(ctx, func(tx *sql.Tx) error {
 		_, err := tx.Exec(`UPDATE inbox SET state = ? WHERE platform = ? AND chat_id = ? AND message_id = ? AND finished_at IS NULL`,
 			state, platform, chatID, messageID)
 		return err
@@ -86,7 +86,7 @@ type InboundKey struct{ Platform, ChatID, MessageID string }
 // at is kept as their finishing time. Rows already finished are left as
 // they are.
 func (s *Store) FinishInbound(ctx context.Context, keys []InboundKey, state string, at time.Time) error {
-	err := s.Write(ctx, func(tx *sql.Tx) error {
+	err := s.writeSimple(ctx, func(tx *sql.Tx) error {
 		st, err := tx.Prepare(`UPDATE inbox SET state = ?, finished_at = ?, message = '' WHERE platform = ? AND chat_id = ? AND message_id = ? AND finished_at IS NULL`)
 		if err != nil {
 			return err
@@ -134,14 +134,14 @@ func (s *Store) UnfinishedInbound(ctx context.Context) ([]Inbound, error) {
 // Unfinished rows are never deleted.
 func (s *Store) PruneInbound(ctx context.Context, cutoff time.Time, keep int) (int64, error) {
 	var n int64
-	err := s.Write(ctx, func(tx *sql.Tx) error {
+	err := s.writeSimple(ctx, func(tx *sql.Tx) error {
 		res, err := tx.Exec(`DELETE FROM inbox WHERE finished_at IS NOT NULL AND finished_at < ?`, ms(cutoff))
 		if err != nil {
 			return err
 		}
 		old, _ := res.RowsAffected()
-		res, err = tx.Exec(`DELETE FROM inbox WHERE rowid IN (SELECT rowid FROM inbox WHERE finished_at IS NOT NULL
-			ORDER BY finished_at DESC LIMIT -1 OFFSET ?)`, keep)
+		res, err = tx.Exec(`DELETE FROM inbox WHERE finished_at IS NOT NULL AND rowid NOT IN (
+			SELECT rowid FROM inbox WHERE finished_at IS NOT NULL ORDER BY finished_at DESC LIMIT ?)`, max(keep, 0))
 		if err != nil {
 			return err
 		}

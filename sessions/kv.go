@@ -30,8 +30,8 @@ func (s *Store) KVWithPrefix(ctx context.Context, prefix string) (map[string]str
 	if prefix == "" {
 		return nil, errors.New("sessions: read kv: empty prefix")
 	}
-	// a range instead of LIKE: keys may hold % and _
-	rows, err := s.rdb.QueryContext(ctx, `SELECT key, value FROM kv WHERE key >= ? AND key < ?`, prefix, prefixEnd(prefix))
+	where, args := s.dialect.kvPrefix(prefix)
+	rows, err := s.rdb.QueryContext(ctx, `SELECT key, value FROM kv WHERE `+where, args...)
 	if err != nil {
 		return nil, fmt.Errorf("sessions: read kv %s*: %w", prefix, err)
 	}
@@ -71,7 +71,7 @@ func (s *Store) SetKV(ctx context.Context, key, value string) error {
 	if key == "" {
 		return errors.New("sessions: write kv: empty key")
 	}
-	err := s.Write(ctx, func(tx *sql.Tx) error {
+	err := s.writeSimple(ctx, func(tx *sql.Tx) error {
 		_, err := tx.Exec(`INSERT INTO kv(key, value) VALUES (?, ?) ON CONFLICT(key) DO UPDATE SET value = excluded.value`, key, value)
 		return err
 	})
@@ -86,7 +86,7 @@ func (s *Store) DeleteKV(ctx context.Context, keys ...string) error {
 	if len(keys) == 0 {
 		return nil
 	}
-	err := s.Write(ctx, func(tx *sql.Tx) error {
+	err := s.writeSimple(ctx, func(tx *sql.Tx) error {
 		for _, k := range keys {
 			if _, err := tx.Exec(`DELETE FROM kv WHERE key = ?`, k); err != nil {
 				return err

@@ -9,6 +9,8 @@ import (
 	"path/filepath"
 	"sync"
 	"testing"
+
+	"github.com/heraldgw/herald/sessions/pgtest"
 )
 
 // envOpenHelper switches the test binary into a helper that opens the
@@ -29,7 +31,7 @@ func TestMain(m *testing.M) {
 		}
 		os.Exit(0)
 	}
-	os.Exit(m.Run())
+	os.Exit(pgtest.Main(m))
 }
 
 // checkMigrated opens p once more and checks it is at the latest version
@@ -54,15 +56,22 @@ func checkMigrated(t *testing.T, p string) {
 // Many stores opened at once on a fresh path, each with its own
 // connections: every one opens, and the schema is migrated once.
 func TestConcurrentFirstOpen(t *testing.T) {
-	const n = 16
 	p := filepath.Join(t.TempDir(), "state.db")
+	openTogether(t, 16, func() (*Store, error) { return Open(p) })
+	checkMigrated(t, p)
+}
+
+// openTogether opens n stores at once with open and closes them; each
+// must open.
+func openTogether(t *testing.T, n int, open func() (*Store, error)) {
+	t.Helper()
 	start := make(chan struct{})
 	errs := make([]error, n)
 	var wg sync.WaitGroup
 	for i := range n {
 		wg.Go(func() {
 			<-start
-			s, err := Open(p)
+			s, err := open()
 			if err != nil {
 				errs[i] = err
 				return
@@ -77,7 +86,6 @@ func TestConcurrentFirstOpen(t *testing.T) {
 			t.Errorf("open %d: %v", i, err)
 		}
 	}
-	checkMigrated(t, p)
 }
 
 // The same race between processes, as when several herald commands start

@@ -42,13 +42,10 @@ type OutboxMessage struct {
 // keeps: messages older than OutboxMaxAge, and m's chat's beyond its
 // newest OutboxPerChat.
 func (s *Store) AppendOutbox(ctx context.Context, m OutboxMessage) (OutboxMessage, error) {
-	err := s.Write(ctx, func(tx *sql.Tx) error {
-		res, err := tx.Exec(`INSERT INTO outbox(platform, chat_id, text, file, buttons, created_at) VALUES (?,?,?,?,?,?)`,
-			m.Platform, m.ChatID, m.Text, m.File, m.Buttons, ms(m.CreatedAt))
+	err := s.writeSimple(ctx, func(tx *sql.Tx) error {
+		err := tx.QueryRow(`INSERT INTO outbox(platform, chat_id, text, file, buttons, created_at) VALUES (?,?,?,?,?,?) RETURNING id`,
+			m.Platform, m.ChatID, m.Text, m.File, m.Buttons, ms(m.CreatedAt)).Scan(&m.ID)
 		if err != nil {
-			return err
-		}
-		if m.ID, err = res.LastInsertId(); err != nil {
 			return err
 		}
 		if _, err := tx.Exec(`DELETE FROM outbox WHERE created_at < ?`, ms(m.CreatedAt.Add(-OutboxMaxAge))); err != nil {
@@ -101,7 +98,7 @@ var ErrNoOutboxMessage = errors.New("sessions: no such outbox message")
 // EditOutbox replaces the text and buttons of the message id to a chat
 // and marks it edited at.
 func (s *Store) EditOutbox(ctx context.Context, platform, chatID string, id int64, text, buttons string, at time.Time) error {
-	err := s.Write(ctx, func(tx *sql.Tx) error {
+	err := s.writeSimple(ctx, func(tx *sql.Tx) error {
 		res, err := tx.Exec(`UPDATE outbox SET text = ?, buttons = ?, edited_at = ? WHERE id = ? AND platform = ? AND chat_id = ?`,
 			text, buttons, ms(at), id, platform, chatID)
 		if err != nil {

@@ -125,7 +125,8 @@ func (s *Store) RequestPairing(ctx context.Context, platform, userID, userName, 
 		}
 		for range 8 {
 			req.Code = NewPairingCode()
-			res, err := tx.Exec(`INSERT OR IGNORE INTO pairing_codes(platform, code, user_id, user_name, chat_id, created_at, expires_at) VALUES (?,?,?,?,?,?,?)`,
+			res, err := tx.Exec(`INSERT INTO pairing_codes(platform, code, user_id, user_name, chat_id, created_at, expires_at) VALUES (?,?,?,?,?,?,?)
+				ON CONFLICT DO NOTHING`,
 				platform, req.Code, userID, userName, chatID, ms(now), ms(req.ExpiresAt))
 			if err != nil {
 				return err
@@ -214,7 +215,7 @@ func (s *Store) Paired(ctx context.Context, platform, userID string) (bool, erro
 // RevokePairing removes an approval; it reports whether there was one.
 func (s *Store) RevokePairing(ctx context.Context, platform, userID string) (bool, error) {
 	var n int64
-	err := s.Write(ctx, func(tx *sql.Tx) error {
+	err := s.writeSimple(ctx, func(tx *sql.Tx) error {
 		res, err := tx.Exec(`DELETE FROM pairings WHERE platform = ? AND user_id = ?`, platform, userID)
 		if err != nil {
 			return err

@@ -34,7 +34,7 @@ type Outbound struct {
 
 // QueueOutbound stores rows, in order, in one transaction.
 func (s *Store) QueueOutbound(ctx context.Context, rows ...Outbound) error {
-	err := s.Write(ctx, func(tx *sql.Tx) error {
+	err := s.writeSimple(ctx, func(tx *sql.Tx) error {
 		st, err := tx.Prepare(`INSERT INTO send_queue(platform, chat_id, thread_id, text, cause, part, parts, plain, edit_id, not_before, created_at)
 			VALUES (?,?,?,?,?,?,?,?,?,?,?)`)
 		if err != nil {
@@ -80,7 +80,7 @@ func (s *Store) PendingOutbound(ctx context.Context) ([]Outbound, error) {
 
 // DeleteOutbound removes a delivered (or abandoned) row.
 func (s *Store) DeleteOutbound(ctx context.Context, id int64) error {
-	err := s.Write(ctx, func(tx *sql.Tx) error {
+	err := s.writeSimple(ctx, func(tx *sql.Tx) error {
 		_, err := tx.Exec(`DELETE FROM send_queue WHERE id = ?`, id)
 		return err
 	})
@@ -92,8 +92,8 @@ func (s *Store) DeleteOutbound(ctx context.Context, id int64) error {
 
 // DeferOutbound moves the chat's queued rows to notBefore at the earliest.
 func (s *Store) DeferOutbound(ctx context.Context, platform, chatID string, notBefore time.Time) error {
-	err := s.Write(ctx, func(tx *sql.Tx) error {
-		_, err := tx.Exec(`UPDATE send_queue SET not_before = max(not_before, ?) WHERE platform = ? AND chat_id = ?`, ms(notBefore), platform, chatID)
+	err := s.writeSimple(ctx, func(tx *sql.Tx) error {
+		_, err := tx.Exec(`UPDATE send_queue SET not_before = `+s.dialect.greatest+`(not_before, ?) WHERE platform = ? AND chat_id = ?`, ms(notBefore), platform, chatID)
 		return err
 	})
 	if err != nil {

@@ -105,7 +105,7 @@ func (s *Store) Session(ctx context.Context, id string) (*Session, error) {
 // CreateSession stores a new session (nothing happens when a session with
 // its id is stored already).
 func (s *Store) CreateSession(ctx context.Context, sess *Session) error {
-	return s.Write(ctx, func(tx *sql.Tx) error { return s.insertSession(tx, sess) })
+	return s.writeSimple(ctx, func(tx *sql.Tx) error { return s.insertSession(tx, sess) })
 }
 
 func (s *Store) insertSession(tx *sql.Tx, sess *Session) error {
@@ -118,7 +118,7 @@ func (s *Store) insertSession(tx *sql.Tx, sess *Session) error {
 
 // EndSession marks a session ended (reset, expiry) with a reason.
 func (s *Store) EndSession(ctx context.Context, id, reason string, at time.Time) error {
-	return s.Write(ctx, func(tx *sql.Tx) error {
+	return s.writeSimple(ctx, func(tx *sql.Tx) error {
 		_, err := tx.Exec(`UPDATE sessions SET ended_at = ?, end_reason = ? WHERE id = ? AND ended_at IS NULL`, ms(at), reason, id)
 		return err
 	})
@@ -198,7 +198,7 @@ func (s *Store) MoveChat(ctx context.Context, platform, from, to string) (int, e
 
 // ReplaceSession ends old (if not nil) and creates next in one transaction.
 func (s *Store) ReplaceSession(ctx context.Context, old *Session, reason string, next *Session) error {
-	return s.Write(ctx, func(tx *sql.Tx) error {
+	return s.writeSimple(ctx, func(tx *sql.Tx) error {
 		if old != nil {
 			if _, err := tx.Exec(`UPDATE sessions SET ended_at = ?, end_reason = ? WHERE id = ? AND ended_at IS NULL`, ms(next.CreatedAt), reason, old.ID); err != nil {
 				return err
@@ -217,7 +217,7 @@ func (s *Store) Append(ctx context.Context, create *Session, msgs ...Message) er
 	if len(msgs) == 0 && create == nil {
 		return nil
 	}
-	return s.Write(ctx, func(tx *sql.Tx) error {
+	return s.writeSimple(ctx, func(tx *sql.Tx) error {
 		if create != nil {
 			if err := s.insertSession(tx, create); err != nil {
 				return err
@@ -258,7 +258,7 @@ func (s *Store) Messages(ctx context.Context, sessionID string, limit int) ([]Me
 	q := `SELECT id, session_id, role, content, tool_calls, tool_call_id, tool_name, platform_message_id, created_at FROM messages WHERE session_id = ? ORDER BY id`
 	args := []any{sessionID}
 	if limit > 0 {
-		q = `SELECT * FROM (SELECT id, session_id, role, content, tool_calls, tool_call_id, tool_name, platform_message_id, created_at FROM messages WHERE session_id = ? ORDER BY id DESC LIMIT ?) ORDER BY id`
+		q = `SELECT * FROM (SELECT id, session_id, role, content, tool_calls, tool_call_id, tool_name, platform_message_id, created_at FROM messages WHERE session_id = ? ORDER BY id DESC LIMIT ?) AS recent ORDER BY id`
 		args = append(args, limit)
 	}
 	rows, err := s.rdb.QueryContext(ctx, q, args...)
@@ -325,7 +325,7 @@ func (s *Store) Offset(ctx context.Context, platform string) (string, error) {
 
 // SetOffset stores a platform's offset (e.g. Telegram's next update_id).
 func (s *Store) SetOffset(ctx context.Context, platform, value string) error {
-	return s.Write(ctx, func(tx *sql.Tx) error {
+	return s.writeSimple(ctx, func(tx *sql.Tx) error {
 		_, err := tx.Exec(`INSERT INTO platform_offsets(platform, value, updated_at) VALUES (?,?,?) ON CONFLICT(platform) DO UPDATE SET value = excluded.value, updated_at = excluded.updated_at`, platform, value, ms(time.Now()))
 		return err
 	})
@@ -334,8 +334,19 @@ func (s *Store) SetOffset(ctx context.Context, platform, value string) error {
 // Check runs SQLite's quick_check over the whole database and returns an
 // error naming the damage it finds (nil when there is none). It reads
 // every page, so on a large store it takes a while: run it off any path a
-// message waits on.
+// message waits on. On PostgreSQL, whose server looks after its own pages,
+// it checks that the database answers with a schema this herald knows.
 func (s *Store) Check(ctx context.Context) error {
+	if s.dialect != sqliteDialect {
+		v, err := s.SchemaVersion(ctx)
+		if err != nil {
+			return fmt.Errorf("sessions: check %s: %w", s.where, err)
+		}
+		if v != len(s.dialect.migrations) {
+			return fmt.Errorf("sessions: %s has schema version %d, want %d", s.where, v, len(s.dialect.migrations))
+		}
+		return nil
+	}
 	rows, err := s.rdb.QueryContext(ctx, `PRAGMA quick_check(5)`)
 	if err != nil {
 		return fmt.Errorf("sessions: check %s: %w", s.path, err)

@@ -2,7 +2,9 @@ package sessions
 
 import (
 	"context"
+	cryptorand "crypto/rand"
 	"database/sql"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -13,22 +15,34 @@ import (
 	"sync"
 	"time"
 
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/stdlib"
 	_ "modernc.org/sqlite" // registers the "sqlite" driver
 )
 
-// Store is the SQLite state store. It is safe for concurrent use.
+// Store is the state store, on SQLite (Open) or PostgreSQL (OpenURL). It
+// is safe for concurrent use.
 type Store struct {
-	path string
-	wdb  *sql.DB // one connection, used only by the writer goroutine
-	rdb  *sql.DB // readers
+	path    string // the SQLite file; "" on PostgreSQL
+	where   string // the file, or the URL without its password, for errors
+	dialect *dialect
+	replica string
+	wdb     *sql.DB // SQLite: one connection, used only by the writer goroutine; PostgreSQL: the pool
+	rdb     *sql.DB // readers (on PostgreSQL the same pool)
 
-	// statements on the writer's one connection, parsed once
+	// statements parsed once
 	stInsertMsg, stBumpSession, stInsertSession *sql.Stmt
 
-	reqs    chan *writeReq
-	closed  chan struct{}
-	done    chan struct{}
-	closeMu sync.Once
+	// SQLite: the writer goroutine's queue
+	reqs   chan *writeReq
+	closed chan struct{}
+	done   chan struct{}
+	// PostgreSQL: writes under way, which Close waits for
+	inflight sync.WaitGroup
+	// closeMu guards isClosed and inflight.Add against Close
+	closeMu  sync.RWMutex
+	isClosed bool
+	closing  sync.Once
 }
 
 type writeReq struct {
@@ -48,7 +62,38 @@ const maxBatch = 512
 // subtest named "x#01" has it in its temporary directory).
 var uriPath = strings.NewReplacer("%", "%25", "?", "%3F", "#", "%23")
 
-// Open opens (creating if needed) the database at path and migrates it.
+// Spec says which database a Store opens: PostgreSQL when URL is set,
+// else the SQLite file at Path.
+type Spec struct {
+	Path string
+	URL  string
+	// ReplicaID names this process among the replicas sharing a
+	// PostgreSQL database ("": hostname-pid-random).
+	ReplicaID string
+}
+
+// OpenStore opens the database spec names.
+func OpenStore(ctx context.Context, spec Spec) (*Store, error) {
+	var (
+		s   *Store
+		err error
+	)
+	if spec.URL != "" {
+		s, err = OpenURL(ctx, spec.URL)
+	} else {
+		s, err = Open(spec.Path)
+	}
+	if err != nil {
+		return nil, err
+	}
+	if spec.ReplicaID != "" {
+		s.replica = spec.ReplicaID
+	}
+	return s, nil
+}
+
+// Open opens (creating if needed) the SQLite database at path and migrates
+// it.
 func Open(path string) (*Store, error) {
 	dsn := func(extra string) string {
 		q := url.Values{}
@@ -81,28 +126,93 @@ func Open(path string) (*Store, error) {
 		wdb.Close()
 		return nil, fmt.Errorf("sessions: open %s: %w", path, err)
 	}
-	st := &Store{}
+	rdb.SetMaxOpenConns(4)
+	rdb.SetMaxIdleConns(4)
+	s := &Store{path: path, where: path, dialect: sqliteDialect, replica: newReplicaID(), wdb: wdb, rdb: rdb}
+	if err := s.prepare(); err != nil {
+		wdb.Close()
+		rdb.Close()
+		return nil, err
+	}
+	s.reqs, s.closed, s.done = make(chan *writeReq, 4096), make(chan struct{}), make(chan struct{})
+	go s.writer()
+	return s, nil
+}
+
+// pgPoolSize bounds the connections one process opens to PostgreSQL.
+const pgPoolSize = 16
+
+// OpenURL opens the PostgreSQL database at rawURL (postgres://…) and
+// migrates it. Writes go straight to the connection pool, each in its own
+// serializable transaction that is run again when PostgreSQL reports it
+// collided with another (see Write); the group commit of the SQLite store
+// buys nothing on a server that commits many connections at once.
+func OpenURL(ctx context.Context, rawURL string) (*Store, error) {
+	where := redactURL(rawURL)
+	cfg, err := pgx.ParseConfig(rawURL)
+	if err != nil {
+		// pgx's message quotes the URL, password and all
+		return nil, fmt.Errorf("sessions: %s: not a PostgreSQL URL", where)
+	}
+	db := sql.OpenDB(pgConnector{stdlib.GetConnector(*cfg)})
+	db.SetMaxOpenConns(pgPoolSize)
+	db.SetMaxIdleConns(pgPoolSize)
+	db.SetConnMaxIdleTime(5 * time.Minute)
+	if err := migratePG(ctx, db); err != nil {
+		db.Close()
+		return nil, fmt.Errorf("sessions: %s: %w", where, err)
+	}
+	s := &Store{where: where, dialect: postgresDialect, replica: newReplicaID(), wdb: db, rdb: db}
+	if err := s.prepare(); err != nil {
+		db.Close()
+		return nil, err
+	}
+	return s, nil
+}
+
+// redactURL is rawURL without its password, for messages.
+func redactURL(rawURL string) string {
+	u, err := url.Parse(rawURL)
+	if err != nil {
+		return "the database URL"
+	}
+	return u.Redacted()
+}
+
+// newReplicaID names this process: host, pid and a random part, so that
+// a restarted process with a recycled pid is another replica.
+func newReplicaID() string {
+	host, err := os.Hostname()
+	if err != nil || host == "" {
+		host = "herald"
+	}
+	var b [3]byte
+	cryptorand.Read(b[:])
+	return fmt.Sprintf("%s-%d-%s", host, os.Getpid(), hex.EncodeToString(b[:]))
+}
+
+// ReplicaID names this process among the replicas sharing the database
+// (replica_id in config.yaml, or hostname-pid-random).
+func (s *Store) ReplicaID() string { return s.replica }
+
+// Backend is "sqlite" or "postgres".
+func (s *Store) Backend() string { return s.dialect.name }
+
+func (s *Store) prepare() error {
 	for _, p := range []struct {
 		dst **sql.Stmt
 		q   string
 	}{
-		{&st.stInsertMsg, `INSERT INTO messages(session_id, role, content, tool_calls, tool_call_id, tool_name, platform_message_id, created_at) VALUES (?,?,?,?,?,?,?,?)`},
-		{&st.stBumpSession, `UPDATE sessions SET message_count = message_count + ?, updated_at = MAX(updated_at, ?) WHERE id = ?`},
-		{&st.stInsertSession, `INSERT INTO sessions(` + sessionCols + `) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,NULL,'',0) ON CONFLICT(id) DO NOTHING`},
+		{&s.stInsertMsg, `INSERT INTO messages(session_id, role, content, tool_calls, tool_call_id, tool_name, platform_message_id, created_at) VALUES (?,?,?,?,?,?,?,?)`},
+		{&s.stBumpSession, `UPDATE sessions SET message_count = message_count + ?, updated_at = ` + s.dialect.greatest + `(updated_at, ?) WHERE id = ?`},
+		{&s.stInsertSession, `INSERT INTO sessions(` + sessionCols + `) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,NULL,'',0) ON CONFLICT(id) DO NOTHING`},
 	} {
-		if *p.dst, err = wdb.Prepare(p.q); err != nil {
-			wdb.Close()
-			rdb.Close()
-			return nil, fmt.Errorf("sessions: prepare: %w", err)
+		var err error
+		if *p.dst, err = s.wdb.Prepare(p.q); err != nil {
+			return fmt.Errorf("sessions: prepare: %w", err)
 		}
 	}
-	rdb.SetMaxOpenConns(4)
-	rdb.SetMaxIdleConns(4)
-	s := st
-	s.path, s.wdb, s.rdb = path, wdb, rdb
-	s.reqs, s.closed, s.done = make(chan *writeReq, 4096), make(chan struct{}), make(chan struct{})
-	go s.writer()
-	return s, nil
+	return nil
 }
 
 // private makes the database at path readable by its owner only, like the
@@ -129,12 +239,12 @@ func private(path string) error {
 	return nil
 }
 
-// migrate brings the schema up to date. Several processes may open a new
-// home at once (herald commands started together), so the version is read
-// again, and the migrations run, inside one BEGIN IMMEDIATE transaction:
-// whoever takes the write lock first migrates, the others wait for it
-// (busy_timeout) and then find nothing left to do. An up-to-date database
-// is recognised without taking the lock.
+// migrate brings the SQLite schema up to date. Several processes may open
+// a new home at once (herald commands started together), so the version is
+// read again, and the migrations run, inside one BEGIN IMMEDIATE
+// transaction: whoever takes the write lock first migrates, the others
+// wait for it (busy_timeout) and then find nothing left to do. An
+// up-to-date database is recognised without taking the lock.
 func migrate(db *sql.DB) error {
 	if v, err := schemaVersion(db); err == nil && v == len(migrations) {
 		return nil
@@ -144,6 +254,34 @@ func migrate(db *sql.DB) error {
 		return fmt.Errorf("migrate: begin: %w", err)
 	}
 	defer tx.Rollback()
+	return migrateTx(tx, migrations)
+}
+
+// migrateLockKey is the PostgreSQL advisory lock that replicas starting
+// together take to migrate one at a time ("herald" and 1).
+const migrateLockKey int64 = 0x686572616c640001
+
+// migratePG brings the PostgreSQL schema up to date under a
+// transaction-scoped advisory lock: replicas starting together migrate
+// once, the others wait and then find nothing left to do. PostgreSQL's DDL
+// is transactional, so a failed migration leaves the schema as it was.
+func migratePG(ctx context.Context, db *sql.DB) error {
+	if v, err := schemaVersion(db); err == nil && v == len(pgMigrations) {
+		return nil
+	}
+	tx, err := db.BeginTx(ctx, nil)
+	if err != nil {
+		return fmt.Errorf("migrate: begin: %w", err)
+	}
+	defer tx.Rollback()
+	if _, err := tx.Exec(`SELECT pg_advisory_xact_lock(?)`, migrateLockKey); err != nil {
+		return fmt.Errorf("migrate: lock: %w", err)
+	}
+	return migrateTx(tx, pgMigrations)
+}
+
+// migrateTx runs the migrations a database inside tx lacks and commits.
+func migrateTx(tx *sql.Tx, list []string) error {
 	if _, err := tx.Exec(`CREATE TABLE IF NOT EXISTS schema_version (version INTEGER NOT NULL)`); err != nil {
 		return fmt.Errorf("schema_version: %w", err)
 	}
@@ -156,14 +294,14 @@ func migrate(db *sql.DB) error {
 	case err != nil:
 		return fmt.Errorf("read schema version: %w", err)
 	}
-	if v > len(migrations) {
-		return fmt.Errorf("database schema version %d is newer than this herald understands (%d); refusing to touch it", v, len(migrations))
+	if v > len(list) {
+		return fmt.Errorf("database schema version %d is newer than this herald understands (%d); refusing to touch it", v, len(list))
 	}
-	if v == len(migrations) {
+	if v == len(list) {
 		return nil
 	}
-	for ; v < len(migrations); v++ {
-		if _, err := tx.Exec(migrations[v]); err != nil {
+	for ; v < len(list); v++ {
+		if _, err := tx.Exec(list[v]); err != nil {
 			return fmt.Errorf("migration %d: %w", v+1, err)
 		}
 	}
@@ -227,14 +365,38 @@ func (s *Store) SchemaVersion(ctx context.Context) (int, error) {
 	return v, err
 }
 
-// Path is the database file.
+// Path is the SQLite database file ("" on PostgreSQL).
 func (s *Store) Path() string { return s.path }
 
 // Write runs fn inside a write transaction and returns once that
-// transaction has committed (or failed). fn may share its transaction with
-// other writers' functions; each runs under its own savepoint, so one
-// failing fn rolls back only its own changes.
+// transaction has committed (or failed).
+//
+// On SQLite fn may share its transaction with other writers' functions;
+// each runs under its own savepoint, so one failing fn rolls back only its
+// own changes. On PostgreSQL fn has a serializable transaction of its own,
+// and is run again (up to pgMaxAttempts times in all) when PostgreSQL
+// refuses that transaction because another ran beside it; fn must
+// therefore set what it reports from scratch each time it runs. Either
+// way fn sees the database as if it ran alone, as a step that reads and
+// then decides needs.
 func (s *Store) Write(ctx context.Context, fn func(*sql.Tx) error) error {
+	return s.write(ctx, sql.LevelSerializable, fn)
+}
+
+// writeSimple is Write for the hot paths whose statements stand each on
+// its own — inserts, conflict-ignoring upserts, updates whose new value
+// depends only on the row they update — and so are right under
+// PostgreSQL's read committed, which spares them serializable's
+// bookkeeping and retries. A step that reads something and then decides
+// what to write uses Write.
+func (s *Store) writeSimple(ctx context.Context, fn func(*sql.Tx) error) error {
+	return s.write(ctx, sql.LevelReadCommitted, fn)
+}
+
+func (s *Store) write(ctx context.Context, level sql.IsolationLevel, fn func(*sql.Tx) error) error {
+	if s.reqs == nil {
+		return s.writePG(ctx, level, fn)
+	}
 	r := &writeReq{ctx: ctx, fn: fn, done: make(chan error, 1)}
 	select {
 	case <-s.closed:
@@ -251,6 +413,51 @@ func (s *Store) Write(ctx context.Context, fn func(*sql.Tx) error) error {
 	// Once queued, a write is always carried out: waiting for it keeps
 	// "returned nil" meaning "committed".
 	return <-r.done
+}
+
+// pgMaxAttempts bounds how often a PostgreSQL write is tried when it keeps
+// colliding with others.
+const pgMaxAttempts = 20
+
+func (s *Store) writePG(ctx context.Context, level sql.IsolationLevel, fn func(*sql.Tx) error) error {
+	s.closeMu.RLock()
+	if s.isClosed {
+		s.closeMu.RUnlock()
+		return ErrClosed
+	}
+	s.inflight.Add(1)
+	s.closeMu.RUnlock()
+	defer s.inflight.Done()
+	pause := time.Millisecond
+	for attempt := 1; ; attempt++ {
+		err := s.writeOncePG(ctx, level, fn)
+		if err == nil || !retryable(err) || attempt == pgMaxAttempts {
+			return err
+		}
+		t := time.NewTimer(pause/2 + time.Duration(rand.Int64N(int64(pause))))
+		select {
+		case <-t.C:
+		case <-ctx.Done():
+			t.Stop()
+			return err
+		}
+		pause = min(2*pause, 100*time.Millisecond)
+	}
+}
+
+func (s *Store) writeOncePG(ctx context.Context, level sql.IsolationLevel, fn func(*sql.Tx) error) error {
+	tx, err := s.wdb.BeginTx(ctx, &sql.TxOptions{Isolation: level})
+	if err != nil {
+		return fmt.Errorf("sessions: begin: %w", err)
+	}
+	if err := safeRun(fn, tx); err != nil {
+		tx.Rollback()
+		return err
+	}
+	if err := tx.Commit(); err != nil {
+		return fmt.Errorf("sessions: commit: %w", err)
+	}
+	return nil
 }
 
 func (s *Store) writer() {
@@ -342,17 +549,24 @@ func safeRun(fn func(*sql.Tx) error, tx *sql.Tx) (err error) {
 	return fn(tx)
 }
 
-// DB returns the read pool, for packages that keep their own tables in
-// state.db (cron) and for tests.
+// DB returns the read pool, for tests.
 func (s *Store) DB() *sql.DB { return s.rdb }
 
-// Close waits for queued writes and closes the database.
+// Close waits for the writes under way and closes the database.
 func (s *Store) Close() error {
 	var err error
-	s.closeMu.Do(func() {
-		close(s.closed)
-		<-s.done
-		err = errors.Join(s.rdb.Close(), s.wdb.Close())
+	s.closing.Do(func() {
+		if s.reqs != nil {
+			close(s.closed)
+			<-s.done
+			err = errors.Join(s.rdb.Close(), s.wdb.Close())
+			return
+		}
+		s.closeMu.Lock()
+		s.isClosed = true
+		s.closeMu.Unlock()
+		s.inflight.Wait()
+		err = s.wdb.Close()
 	})
 	return err
 }

@@ -39,6 +39,9 @@ type Config struct {
 	// Delivery reports the gateway's delivery counters for /healthz; nil
 	// leaves them out.
 	Delivery func() Delivery
+	// Replica names this gateway among the replicas sharing its store;
+	// /healthz reports it ("" leaves it out).
+	Replica string
 	// OnListen is called with the bound address once listening.
 	OnListen func(addr string)
 	// Limits bound each client of the API (zero fields: the shared
@@ -473,13 +476,16 @@ type Delivery struct {
 // failed for good; and 503 with status "failing" when the state store
 // fails (Health reports it under "store"), since then no message can be
 // kept. Delivery's counters are reported as they are: a queue or a
-// maybe-sent message does not change the status.
+// maybe-sent message does not change the status; so is the replica id.
 func (a *Adapter) healthz(w http.ResponseWriter, r *http.Request) {
 	platforms := map[string]string{"local": a.Health()}
 	if a.cfg.Health != nil {
 		platforms = maps.Clone(a.cfg.Health())
 	}
 	body := map[string]any{"platforms": platforms}
+	if a.cfg.Replica != "" {
+		body["replica"] = a.cfg.Replica
+	}
 	if a.cfg.Delivery != nil {
 		body["delivery"] = a.cfg.Delivery()
 	}

@@ -27,7 +27,7 @@ func (downModel) Complete(context.Context, openai.ChatCompletionRequest) (openai
 func withReactions(srv *telegramtest.Server) func(*gateway.Config) {
 	return func(c *gateway.Config) {
 		c.Adapters = []adapters.Adapter{newAdapter(srv, func(tc *telegram.Config) {
-			tc.Store, tc.Redactor, tc.Reactions = c.Store, c.Redactor, true
+			tc.Store, tc.Redactor, tc.Reactions = c.Store.(telegram.OffsetStore), c.Redactor, true
 		})}
 	}
 }
