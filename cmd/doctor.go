@@ -71,6 +71,8 @@ type doctorReport struct {
 	Warns  int           `json:"warns"`
 
 	red *herald.Redactor
+	// store is config.yaml's store: (a PostgreSQL URL), "" for SQLite
+	store *config.Config
 }
 
 func (r *doctorReport) add(section, status, format string, a ...any) {
@@ -101,6 +103,9 @@ func (e *env) doctor(ctx context.Context, args []string) error {
 	if cfg != nil {
 		for _, v := range cfg.Secrets {
 			rep.red.Add(v)
+		}
+		if cfg.Store != "" {
+			rep.store = cfg
 		}
 	}
 	homeExists := rep.checkHome(ctx, home)
@@ -215,6 +220,20 @@ func (r *doctorReport) checkDirMode(section, dir string, mode fs.FileMode) {
 
 // checkStore runs SQLite's quick_check over state.db when there is one.
 func (r *doctorReport) checkStore(ctx context.Context, home string) {
+	if r.store != nil {
+		st, err := openStore(r.store)
+		if err != nil {
+			r.add("store", checkFail, "cannot open the PostgreSQL store: %v", err)
+			return
+		}
+		defer st.Close()
+		if err := st.Check(ctx); err != nil {
+			r.add("store", checkFail, "%v", err)
+			return
+		}
+		r.add("store", checkOK, "PostgreSQL: connected, schema version current")
+		return
+	}
 	p := filepath.Join(home, "state.db")
 	if _, err := os.Stat(p); errors.Is(err, fs.ErrNotExist) {
 		r.add("state.db", checkOK, "not created yet")
@@ -448,11 +467,17 @@ func (r *doctorReport) checkBoot(cfg *config.Config) {
 // the next run is shown.
 func (r *doctorReport) checkCron(ctx context.Context, home string) {
 	p := filepath.Join(home, "state.db")
-	if _, err := os.Stat(p); err != nil {
+	if _, err := os.Stat(p); err != nil && r.store == nil {
 		r.add("cron", checkOK, "no jobs")
 		return
 	}
-	st, err := sessions.Open(p)
+	var st *sessions.Store
+	var err error
+	if r.store != nil {
+		st, err = openStore(r.store)
+	} else {
+		st, err = sessions.Open(p)
+	}
 	if err != nil {
 		r.add("cron", checkFail, "cannot open state.db: %v", err)
 		return

@@ -18,6 +18,7 @@ import (
 	"github.com/heraldgw/herald/agent/agenttest"
 	"github.com/heraldgw/herald/cmd"
 	"github.com/heraldgw/herald/sessions"
+	"github.com/heraldgw/herald/sessions/pgtest"
 	"github.com/heraldgw/herald/sessions/sessionstest"
 )
 
@@ -275,5 +276,20 @@ func TestDoctorConfigBootAndCron(t *testing.T) {
 		if !want.MatchString(out) {
 			t.Errorf("doctor's report does not match %s:\n%s", want, out)
 		}
+	}
+}
+
+// With store: naming PostgreSQL, doctor checks that database, not a
+// state.db, and reads cron's jobs from it.
+func TestDoctorPostgresStore(t *testing.T) {
+	home := t.TempDir()
+	url := pgtest.URL(t)
+	os.WriteFile(filepath.Join(home, "config.yaml"), []byte("store: "+url+"\n"), 0o600)
+	_, out, errw := run(t, home, "", "doctor")
+	if !strings.Contains(out, "PostgreSQL: connected, schema version current") || strings.Contains(out, url) {
+		t.Fatalf("doctor:\n%s%s", out, errw)
+	}
+	if _, err := os.Stat(filepath.Join(home, "state.db")); err == nil {
+		t.Error("doctor created a state.db beside a PostgreSQL store")
 	}
 }
