@@ -214,7 +214,7 @@ func ClaudePayload(event string, payload any) ([]byte, error) {
 	cx := claudeOf(payload)
 	cwd := cx.Cwd
 	if cwd == "" {
-		cwd, _ = os.Getwd()
+		cwd = workingDir()
 	}
 	mode := cx.PermissionMode
 	if mode == "" {
@@ -437,7 +437,7 @@ func (s *ShellSpec) SetProjectDir(dir string) {
 func (s *ShellSpec) claudeEnv(env []string) []string {
 	dir := s.ProjectDir
 	if dir == "" {
-		dir, _ = os.Getwd()
+		dir = workingDir()
 	}
 	env = setEnv(env, "CLAUDE_PROJECT_DIR", dir)
 	if s.PluginRoot != "" {

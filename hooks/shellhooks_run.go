@@ -252,7 +252,7 @@ func ShellPayload(event string, payload any) ([]byte, error) {
 		sid, _ = kw["parent_session_id"].(string)
 	}
 	env.SessionID = sid
-	env.Cwd, _ = os.Getwd()
+	env.Cwd = workingDir()
 	for k, v := range kw {
 		switch k {
 		case "tool_name", "args", "session_id", "parent_session_id":
@@ -493,4 +493,16 @@ func (r *ShellRunner) log() *slog.Logger {
 // cap (os/exec copies with io.Copy, which prefers ReadFrom).
 func (b *capBuffer) ReadFrom(r io.Reader) (int64, error) {
 	return io.Copy(struct{ io.Writer }{b}, r)
+}
+
+// workingDir is the process's working directory, as a payload's cwd
+// reports it: the kernel's answer (getcwd, one system call, symbolic links
+// resolved, as Python's os.getcwd gives Hermes' hooks), read at each call
+// so that a change of directory shows.
+func workingDir() string {
+	if d, err := syscall.Getwd(); err == nil {
+		return d
+	}
+	d, _ := os.Getwd()
+	return d
 }

@@ -1,9 +1,13 @@
 package hooks
 
 import (
+	"bytes"
+	"encoding/json"
 	"strings"
 	"testing"
 	"unicode/utf8"
+
+	"github.com/heraldgw/herald"
 )
 
 // fuzzEvents are the points whose answers ParseAnswer reads differently.
@@ -89,6 +93,31 @@ func FuzzShellAnswer(f *testing.F) {
 			}
 		default:
 			t.Fatalf("unexpected answer type %T", v)
+		}
+	})
+}
+
+// RedactJSON's shortcut (a text without escapes and nothing to redact is
+// returned as it is) must answer as redacting each string would.
+func FuzzRedactJSONShortcut(f *testing.F) {
+	for _, s := range []string{
+		`{"tool_input":{"command":"curl -H 'Authorization: Bearer abcdefghijklmnop0123' x"}}`,
+		`{"a":"s3cret-value-42","b":["x","token=abcdefgh12"]}`,
+		`{"k":"-----BEGIN RSA PRIVATE KEY-----\nabc"}`,
+		`{"url":"https://u:pw12345@host/x","n":1.5e3,"z":null}`,
+		`{"s3cret-value-42":true,"c":"ghp_abcdefghijklmnopqrstuvwxyz"}`,
+		`["sk-abcdefghijklmnopqrstu", "plain"]`,
+	} {
+		f.Add([]byte(s))
+	}
+	red := herald.NewRedactor("s3cret-value-42")
+	f.Fuzz(func(t *testing.T, b []byte) {
+		if !json.Valid(b) {
+			return
+		}
+		got, want := RedactJSON(red, b), redactEachString(red, b)
+		if !bytes.Equal(got, want) {
+			t.Fatalf("RedactJSON(%q) = %q, each string redacted: %q", b, got, want)
 		}
 	})
 }
