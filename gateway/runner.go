@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"hash/maphash"
 	"log/slog"
 	"math/rand/v2"
 	"runtime/debug"
@@ -104,6 +105,9 @@ type Config struct {
 	// (its adapter returned a *adapters.FatalError: a port in use, a
 	// revoked token), with the reason already redacted.
 	PlatformFailed func(p herald.Platform, reason string)
+	// Coordinator shares chats, inbound dedup and approvals with other
+	// replicas of this gateway (replicas.go); nil is one process.
+	Coordinator Coordinator
 }
 
 // Runner is the gateway.
@@ -121,7 +125,7 @@ type Runner struct {
 	accepting atomic.Bool
 	work      tracker // intake and turn goroutines
 	bg        tracker // journal watchers and notices sent off the intake
-	finishing finishing
+	finishing batch[inboxKey]
 	// unfinished are the journal rows the last run left unfinished
 	// (read by New, handled by Run)
 	unfinished []sessions.Inbound
@@ -143,7 +147,14 @@ type Runner struct {
 	// pressable are the approvals waiting now, by button token (press.go)
 	pressable pressables
 	// queued is how many messages wait in the outbound queue
-	queued     atomic.Int64
+	queued atomic.Int64
+	// coord, handoff, pulls and sharedDone are the replicas' (replicas.go):
+	// handoff holds the receipts of messages received here until their
+	// chat's queue is taken.
+	coord      Coordinator
+	handoff    sync.Map // inboxKey → *adapters.Receipt
+	pulls      pullLocks
+	sharedDone batch[sharedRow]
 	baseCtx    context.Context
 	cancelBase context.CancelFunc
 }
@@ -199,8 +210,9 @@ func New(cfg Config) *Runner {
 	r := &Runner{
 		cfg: cfg, log: cfg.Log, hooks: cfg.Hooks, store: cfg.Store,
 		adapters: map[herald.Platform]adapters.Adapter{}, chats: map[string]*chat{},
-		outboxKick: make(chan struct{}, 1),
+		outboxKick: make(chan struct{}, 1), coord: cfg.Coordinator,
 	}
+	r.pulls.seed = maphash.MakeSeed()
 	for _, a := range cfg.Adapters {
 		r.adapters[a.Platform()] = a
 		r.order = append(r.order, a.Platform())
@@ -244,6 +256,13 @@ func (r *Runner) Run(ctx context.Context) error {
 		defer wg.Done()
 		r.sweepLoop(actx)
 	}()
+	if r.coord != nil {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			r.runCoordinator(actx)
+		}()
+	}
 	go func() {
 		defer wg.Done()
 		r.outboxLoop(actx)
@@ -281,6 +300,7 @@ func (r *Runner) Run(ctx context.Context) error {
 		<-bgDone
 	}
 	grace.Stop()
+	r.leave()
 	stopAdapters()
 	wg.Wait()
 	r.cancelBase()
