@@ -16,6 +16,7 @@ import (
 	"github.com/heraldgw/herald/adapters/webhook"
 	"github.com/heraldgw/herald/agent"
 	"github.com/heraldgw/herald/config"
+	"github.com/heraldgw/herald/cron"
 	"github.com/heraldgw/herald/gateway"
 	"github.com/heraldgw/herald/sessions"
 )
@@ -43,6 +44,8 @@ var gatewayHooks []gatewayHook
 type gatewayParts struct {
 	runner *gateway.Runner
 	local  *local.Adapter
+	// leader elects the replica that runs cron; nil for one process
+	leader cron.Leader
 }
 
 func (e *env) gateway(ctx context.Context, args []string) error {
@@ -107,6 +110,14 @@ func (e *env) gateway(ctx context.Context, args []string) error {
 			}
 			return map[string]string{"local": "starting"}
 		},
+		Replica: func() any {
+			if r := started(); r != nil {
+				if st, ok := r.Replica(); ok {
+					return st
+				}
+			}
+			return nil
+		},
 		Delivery: func() local.Delivery {
 			if r := started(); r != nil {
 				d := r.Delivery()
@@ -146,6 +157,14 @@ func (e *env) gateway(ctx context.Context, args []string) error {
 	gcfg := gatewayConfig(a, ads)
 	allFailed := watchPlatforms(e, talkedOn, cancel)
 	gcfg.PlatformFailed = allFailed.failed
+	coord, closeCoord, err := openReplica(a)
+	if err != nil {
+		return err
+	}
+	defer closeCoord()
+	if coord != nil {
+		gcfg.Coordinator = coord
+	}
 	runner = gateway.New(gcfg)
 	a.late.bind(runner, ads)
 	runnerReady <- runner
@@ -161,6 +180,9 @@ func (e *env) gateway(ctx context.Context, args []string) error {
 		defer func() { cancel(); <-inboundDone }()
 	}
 	parts := &gatewayParts{runner: runner, local: loc}
+	if coord != nil {
+		parts.leader = coord.Leader()
+	}
 	var stops []func()
 	for _, gh := range gatewayHooks {
 		stop, err := gh(runCtx, a, parts)

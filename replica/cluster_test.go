@@ -171,7 +171,13 @@ func startNode(t testing.TB, rec *recorder, name string, o nodeOptions) *node {
 	if model == nil {
 		model = agent.Echo{}
 	}
-	loc := local.New(local.Config{Listen: "127.0.0.1:0", Token: "test-token", Outbox: outbox{name: name, rec: rec}})
+	loc := local.New(local.Config{Listen: "127.0.0.1:0", Token: "test-token", Outbox: outbox{name: name, rec: rec},
+		Replica: func() any {
+			if st, ok := n.runner.Replica(); ok {
+				return st
+			}
+			return nil
+		}})
 	n.runner = gateway.New(gateway.Config{
 		Adapters: []adapters.Adapter{loc}, Store: st, Hooks: reg,
 		Agent:    &agent.Agent{Model: model, Tools: agent.NewTools(&agent.Terminal{Timeout: time.Minute}), Hooks: reg, ModelName: "echo"},

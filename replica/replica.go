@@ -80,8 +80,8 @@ const (
 )
 
 // Open migrates the coordination tables of db (a database/sql handle on
-// the "pgx" driver) and returns the replica's Coordinator, alive until
-// life ends.
+// the "pgx" driver; within a minute) and returns the replica's
+// Coordinator, alive until life ends.
 func Open(life context.Context, db *sql.DB, cfg Config) (*Coordinator, error) {
 	if cfg.ID == "" {
 		host, _ := os.Hostname()
@@ -108,7 +108,9 @@ func Open(life context.Context, db *sql.DB, cfg Config) (*Coordinator, error) {
 	if cfg.Log == nil {
 		cfg.Log = slog.New(slog.DiscardHandler)
 	}
-	if err := migrate(life, db); err != nil {
+	mctx, cancel := context.WithTimeout(life, time.Minute)
+	defer cancel()
+	if err := migrate(mctx, db); err != nil {
 		return nil, err
 	}
 	return &Coordinator{db: db, cfg: cfg, log: cfg.Log.With("replica", cfg.ID), life: life,

@@ -3,6 +3,7 @@ package replica
 import (
 	"encoding/json"
 	"fmt"
+	"net/http"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -10,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/heraldgw/herald/gateway"
 	"github.com/heraldgw/herald/sessions/pgtest"
 )
 
@@ -179,4 +181,32 @@ func TestApprovalAnsweredOnAnotherReplica(t *testing.T) {
 			t.Fatalf("a second press answered %q", got)
 		}
 	})
+}
+
+// /healthz names the replica, says whether it leads cron, and counts the
+// chat leases it (and all replicas) hold.
+func TestHealthzReportsTheReplica(t *testing.T) {
+	url := pgtest.URL(t)
+	rec := newRecorder()
+	held := make(chan string, 1)
+	a := startNode(t, rec, "a", nodeOptions{dbURL: url, cfg: testConfig, model: holdModel{hold: true, held: held}})
+	a.post(t, "h", "h-0", "hold")
+	<-held // a holds chat h while the turn runs
+	req, _ := http.NewRequest("GET", a.url+"/healthz", nil)
+	req.Header.Set("Authorization", "Bearer test-token")
+	res, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer res.Body.Close()
+	var body struct {
+		Replica *gateway.ReplicaStatus `json:"replica"`
+	}
+	if err := json.NewDecoder(res.Body).Decode(&body); err != nil {
+		t.Fatal(err)
+	}
+	want := gateway.ReplicaStatus{ID: "a", Leases: 1, AllLeases: 1}
+	if body.Replica == nil || *body.Replica != want {
+		t.Fatalf("healthz replica %+v, want %+v", body.Replica, want)
+	}
 }

@@ -39,6 +39,10 @@ type Config struct {
 	// Delivery reports the gateway's delivery counters for /healthz; nil
 	// leaves them out.
 	Delivery func() Delivery
+	// Replica reports, for /healthz, the gateway replica's id, cron
+	// leadership and chat leases; nil, or a nil result, leaves them out
+	// (one process).
+	Replica func() any
 	// OnListen is called with the bound address once listening.
 	OnListen func(addr string)
 	// Limits bound each client of the API (zero fields: the shared
@@ -482,6 +486,11 @@ func (a *Adapter) healthz(w http.ResponseWriter, r *http.Request) {
 	body := map[string]any{"platforms": platforms}
 	if a.cfg.Delivery != nil {
 		body["delivery"] = a.cfg.Delivery()
+	}
+	if a.cfg.Replica != nil {
+		if rs := a.cfg.Replica(); rs != nil {
+			body["replica"] = rs
+		}
 	}
 	store, hasStore := platforms["store"]
 	if hasStore {
