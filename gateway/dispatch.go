@@ -411,6 +411,7 @@ func (r *Runner) turnLoop(c *chat, j *job, ctx context.Context, cancel context.C
 	defer r.work.done()
 	for {
 		r.safeTurn(ctx, c, j)
+		r.turnDone(j)
 		cancel(nil)
 		c.mu.Lock()
 		c.turnSess = nil

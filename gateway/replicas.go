@@ -54,6 +54,10 @@ type Coordinator interface {
 	Holds(ctx context.Context, key string) (bool, error)
 	// Done removes handled messages (by SharedInbound.ID) from the queue.
 	Done(ctx context.Context, ids []int64) error
+	// Return puts messages this replica took, and did not start, back in
+	// the queue for the next replica to take the chat (it lost the lease,
+	// or is shutting down).
+	Return(ctx context.Context, ids []int64) error
 	// Release gives up the chat's lease when its queue is empty; waiting
 	// is how many messages no replica has taken yet (the lease is kept:
 	// the caller takes them).
@@ -238,12 +242,13 @@ func (r *Runner) enqueueShared(in SharedInbound) {
 	var m herald.Message
 	if err := json.Unmarshal(in.Message, &m); err != nil {
 		r.log.Error("an unreadable message in a chat's queue; giving it up", "platform", in.Platform, "chat", in.ChatID, "message_id", in.MessageID, "err", err)
-		r.sharedFinished(*row)
+		// off the pull, which holds the chat's pull lock
+		r.background(func() { r.sharedFinished(*row) })
 		return
 	}
 	if in.Attempts > maxSharedAttempts {
 		r.log.Warn("a message was left unfinished by replicas twice; giving it up", "platform", in.Platform, "chat", in.ChatID, "message_id", in.MessageID)
-		r.sharedFinished(*row)
+		r.background(func() { r.sharedFinished(*row) })
 		return
 	}
 	if in.Attempts > 1 {
@@ -281,9 +286,9 @@ func (r *Runner) holdsLease(key string) bool {
 }
 
 // watchShared removes j's queue row once j's handling ends (for a queued
-// or approval-waiting message: once its chat is next idle). A message
-// refused at shutdown, or left to the replica that took the chat over,
-// stays queued.
+// or approval-waiting message: when its turn ends, turnDone, or at the
+// latest once its chat is next idle). A message refused at shutdown, or
+// left to the replica that took the chat over, is returned to the queue.
 func (r *Runner) watchShared(j *job) {
 	if !r.bg.add() {
 		return
@@ -293,6 +298,9 @@ func (r *Runner) watchShared(j *job) {
 		<-j.rec.Done()
 		o := j.rec.Outcome()
 		if errors.Is(o.Err, errShuttingDown) || errors.Is(o.Err, errLeaseLost) {
+			if err := r.coord.Return(context.WithoutCancel(r.baseCtx), []int64{j.shared.id}); err != nil {
+				r.log.Warn("could not return a message to its chat's queue; the next replica to take the chat takes it", "session_key", j.shared.key, "err", err)
+			}
 			return
 		}
 		if o.Status == adapters.StatusQueued || o.Status == adapters.StatusAwaitingInput {
@@ -300,6 +308,17 @@ func (r *Runner) watchShared(j *job) {
 		}
 		r.sharedFinished(*j.shared)
 	}()
+}
+
+// turnDone removes the queue row of a message whose turn ended: its
+// receipt resolved long before when it was queued behind another turn or
+// waited for an approval.
+func (r *Runner) turnDone(j *job) {
+	if r.coord == nil || j.shared == nil {
+		return
+	}
+	row := *j.shared
+	r.background(func() { r.sharedFinished(row) })
 }
 
 // sharedFinished queues a row to be removed; rows are removed in batches

@@ -117,7 +117,8 @@ func (c *Coordinator) Wake(ctx context.Context, holder, key string) error {
 	return err
 }
 
-// Holds renews the chat's lease if this replica still holds it.
+// Holds renews the chat's lease if this replica still holds it: a lease
+// past its expiry that no other replica took is still this replica's.
 func (c *Coordinator) Holds(ctx context.Context, key string) (bool, error) {
 	ctx, cancel, err := c.scope(ctx)
 	defer cancel()
@@ -125,7 +126,7 @@ func (c *Coordinator) Holds(ctx context.Context, key string) (bool, error) {
 		return false, err
 	}
 	res, err := c.db.ExecContext(ctx, `UPDATE herald_chat_leases SET expires_at = now() + $3 * interval '1 millisecond'
-		WHERE chat_key = $1 AND owner = $2 AND expires_at > now()`, key, c.cfg.ID, c.ttl())
+		WHERE chat_key = $1 AND owner = $2`, key, c.cfg.ID, c.ttl())
 	if err != nil {
 		return false, fmt.Errorf("replica: check lease: %w", err)
 	}
@@ -143,6 +144,21 @@ func (c *Coordinator) Done(ctx context.Context, ids []int64) error {
 	}
 	if _, err := c.db.ExecContext(ctx, `DELETE FROM herald_chat_queue WHERE id = ANY($1)`, ids); err != nil {
 		return fmt.Errorf("replica: remove handled messages: %w", err)
+	}
+	return nil
+}
+
+// Return puts messages this replica took back in their queues, untaken,
+// as if it had never taken them.
+func (c *Coordinator) Return(ctx context.Context, ids []int64) error {
+	ctx, cancel, err := c.scope(ctx)
+	defer cancel()
+	if err != nil {
+		return err
+	}
+	if _, err := c.db.ExecContext(ctx, `UPDATE herald_chat_queue SET taken_by = NULL, attempts = greatest(attempts - 1, 0)
+		WHERE id = ANY($1) AND taken_by = $2`, ids, c.cfg.ID); err != nil {
+		return fmt.Errorf("replica: return messages: %w", err)
 	}
 	return nil
 }

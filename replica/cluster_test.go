@@ -13,6 +13,7 @@ import (
 	"database/sql"
 	"encoding/json"
 	"fmt"
+	"log/slog"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -160,6 +161,9 @@ func startNode(t testing.TB, rec *recorder, name string, o nodeOptions) *node {
 		}
 		cfg := o.cfg
 		cfg.ID = name
+		if os.Getenv("REPLICA_DEBUG") != "" {
+			cfg.Log = slog.New(slog.NewTextHandler(os.Stderr, nil))
+		}
 		n.coord, err = Open(life, db, cfg)
 		if err != nil {
 			t.Fatal(err)

@@ -30,15 +30,17 @@ func (l *Leader) Lead(ctx context.Context, every time.Duration) (<-chan struct{}
 		if ok {
 			return lost, nil
 		}
-		t := time.NewTimer(every)
-		select {
-		case <-ctx.Done():
-			t.Stop()
-			return nil, ctx.Err()
-		case <-l.c.life.Done():
-			t.Stop()
+		wctx, cancel, err := l.c.scope(ctx)
+		if err != nil {
+			return nil, err
+		}
+		waited := pause(wctx, every)
+		cancel()
+		if !waited {
+			if ctx.Err() != nil {
+				return nil, ctx.Err()
+			}
 			return nil, ErrStopped
-		case <-t.C:
 		}
 	}
 }

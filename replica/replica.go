@@ -79,6 +79,14 @@ const (
 	chanApproval = "herald_approval"  // "<token>"
 )
 
+// Pool sizes Open sets on db: every message takes a few short statements,
+// and a pool that keeps only database/sql's default two idle connections
+// opens a new server connection for most of them under load.
+const (
+	maxOpenConns = 32
+	maxIdleConns = 16
+)
+
 // Open migrates the coordination tables of db (a database/sql handle on
 // the "pgx" driver; within a minute) and returns the replica's
 // Coordinator, alive until life ends.
@@ -108,6 +116,8 @@ func Open(life context.Context, db *sql.DB, cfg Config) (*Coordinator, error) {
 	if cfg.Log == nil {
 		cfg.Log = slog.New(slog.DiscardHandler)
 	}
+	db.SetMaxOpenConns(maxOpenConns)
+	db.SetMaxIdleConns(maxIdleConns)
 	mctx, cancel := context.WithTimeout(life, time.Minute)
 	defer cancel()
 	if err := migrate(mctx, db); err != nil {
@@ -151,7 +161,7 @@ func (c *Coordinator) Run(ctx context.Context, wake func(key string)) error {
 	}()
 	go func() {
 		defer wg.Done()
-		c.every(ctx, c.cfg.RenewEvery, nil, c.renew)
+		c.renewLoop(ctx)
 	}()
 	go func() {
 		defer wg.Done()
@@ -176,14 +186,56 @@ func (c *Coordinator) every(ctx context.Context, d time.Duration, kick <-chan st
 	}
 }
 
-// renew extends every lease this replica holds, and now and then drops
-// inbound claims past ClaimKeep.
-func (c *Coordinator) renew(ctx context.Context) {
-	_, err := c.db.ExecContext(ctx, `UPDATE herald_chat_leases SET expires_at = now() + $2 * interval '1 millisecond'
-		WHERE owner = $1 AND expires_at > now()`, c.cfg.ID, c.ttl())
-	if err != nil && ctx.Err() == nil {
+// renewLoop renews this replica's leases every RenewEvery on a connection
+// of its own, so that a pool busy with messages never delays a renewal
+// past a lease's expiry; a failed connection is made again at the next
+// renewal.
+func (c *Coordinator) renewLoop(ctx context.Context) {
+	for ctx.Err() == nil {
+		err := onOwnConn(ctx, c.db, func(pc *pgx.Conn) error {
+			t := time.NewTicker(c.cfg.RenewEvery)
+			defer t.Stop()
+			for {
+				if err := c.renew(ctx, pc); err != nil {
+					return err
+				}
+				select {
+				case <-ctx.Done():
+					return nil
+				case <-t.C:
+				}
+			}
+		})
+		if ctx.Err() != nil {
+			return
+		}
 		c.log.Error("could not renew chat leases; they expire unless renewed in time", "err", err)
+		if !pause(ctx, c.cfg.RenewEvery) {
+			return
+		}
 	}
+}
+
+// pause waits d; false when ctx ended first.
+func pause(ctx context.Context, d time.Duration) bool {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-ctx.Done():
+		return false
+	case <-t.C:
+		return true
+	}
+}
+
+// renew extends every lease this replica holds (one past its expiry that
+// no other replica took is still this one's); a renewal slower than a
+// lease has failed.
+func (c *Coordinator) renew(ctx context.Context, pc *pgx.Conn) error {
+	ctx, cancel := context.WithTimeout(ctx, c.cfg.LeaseTTL)
+	defer cancel()
+	_, err := pc.Exec(ctx, `UPDATE herald_chat_leases SET expires_at = now() + $2 * interval '1 millisecond' WHERE owner = $1`, c.cfg.ID, c.ttl())
+	return err
 }
 
 // poll wakes the chats this replica may take (queued messages with no
@@ -228,12 +280,8 @@ func (c *Coordinator) listenLoop(ctx context.Context, wake func(key string)) {
 			return
 		}
 		c.log.Warn("lost the notification connection; polling until it is back", "err", err)
-		t := time.NewTimer(c.cfg.PollEvery)
-		select {
-		case <-ctx.Done():
-			t.Stop()
+		if !pause(ctx, c.cfg.PollEvery) {
 			return
-		case <-t.C:
 		}
 	}
 }

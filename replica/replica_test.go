@@ -26,9 +26,13 @@ var testConfig = Config{LeaseTTL: 2 * time.Second, RenewEvery: 400 * time.Millis
 func TestThreeReplicasAnswerEachMessageOnceInOrder(t *testing.T) {
 	url := pgtest.URL(t)
 	rec := newRecorder()
+	// no replica dies here: a lease long enough that a loaded machine
+	// (and -race) never lets one expire under a live replica
+	cfg := testConfig
+	cfg.LeaseTTL, cfg.RenewEvery = 20*time.Second, time.Second
 	var nodes []*node
 	for i := range 3 {
-		nodes = append(nodes, startNode(t, rec, fmt.Sprintf("r%d", i), nodeOptions{dbURL: url, cfg: testConfig}))
+		nodes = append(nodes, startNode(t, rec, fmt.Sprintf("r%d", i), nodeOptions{dbURL: url, cfg: cfg}))
 	}
 	const chats, per = 300, 10
 	sendAll(t, nodes, "c", chats, per, true)
