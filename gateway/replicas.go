@@ -155,7 +155,7 @@ var errLeaseLost = errors.New("another replica took the chat over")
 // handling it) is given up, as the journal gives up a second replay.
 const maxSharedAttempts = 2
 
-// shared is a queue row a job came from.
+// sharedRow is the queue row a job came from.
 type sharedRow struct {
 	id  int64
 	key string
