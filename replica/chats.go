@@ -37,9 +37,32 @@ func (c *Coordinator) Submit(ctx context.Context, in gateway.SharedInbound) (boo
 	return true, nil
 }
 
-// Take takes the chat's lease (free, expired or this replica's) and the
-// queued messages not taken by this replica, in one transaction. The lease
-// row is locked first, so Release and another Take wait for it.
+// takeSQL takes the chat's lease (free, expired or this replica's: its row
+// is locked first, so Release and another Take wait for it) and, when it
+// got it, the queued messages this replica has not taken, in one
+// statement. Its rows: the lease's owner before, whether this replica
+// holds it now, whether it did not before, and a taken message per row
+// (none: NULLs).
+const takeSQL = `WITH cur AS (
+		SELECT owner, expires_at > now() AS live FROM herald_chat_leases WHERE chat_key = $1 FOR UPDATE),
+	claimed AS (
+		INSERT INTO herald_chat_leases (chat_key, owner, expires_at)
+		SELECT $1, $2, now() + $3 * interval '1 millisecond' WHERE NOT EXISTS (SELECT 1 FROM cur)
+		ON CONFLICT DO NOTHING RETURNING true AS fresh),
+	renewed AS (
+		UPDATE herald_chat_leases l SET owner = $2, expires_at = now() + $3 * interval '1 millisecond',
+			acquired_at = CASE WHEN cur.owner = $2 THEN l.acquired_at ELSE now() END
+		FROM cur WHERE l.chat_key = $1 AND (cur.owner = $2 OR NOT cur.live) RETURNING cur.owner <> $2 AS fresh),
+	held AS (SELECT fresh FROM claimed UNION ALL SELECT fresh FROM renewed),
+	taken AS (
+		UPDATE herald_chat_queue SET taken_by = $2, attempts = attempts + 1
+		WHERE chat_key = $1 AND taken_by IS DISTINCT FROM $2 AND EXISTS (SELECT 1 FROM held)
+		RETURNING id, platform, chat_id, message_id, message, received_at, attempts)
+	SELECT coalesce((SELECT owner FROM cur), ''), EXISTS (SELECT 1 FROM held), coalesce((SELECT bool_or(fresh) FROM held), false),
+		t.id, t.platform, t.chat_id, t.message_id, t.message, t.received_at, t.attempts
+	FROM (SELECT 1) one LEFT JOIN taken t ON true`
+
+// Take takes the chat's lease and its queued messages (takeSQL).
 func (c *Coordinator) Take(ctx context.Context, key string) (gateway.Taken, error) {
 	var t gateway.Taken
 	ctx, cancel, err := c.scope(ctx)
@@ -47,62 +70,40 @@ func (c *Coordinator) Take(ctx context.Context, key string) (gateway.Taken, erro
 	if err != nil {
 		return t, err
 	}
-	tx, err := c.db.BeginTx(ctx, nil)
+	rows, err := c.db.QueryContext(ctx, takeSQL, key, c.cfg.ID, c.ttl())
 	if err != nil {
 		return t, fmt.Errorf("replica: take chat: %w", err)
 	}
-	defer tx.Rollback()
+	defer rows.Close()
 	var owner string
-	var live bool
-	err = tx.QueryRowContext(ctx, `SELECT owner, expires_at > now() FROM herald_chat_leases WHERE chat_key = $1 FOR UPDATE`, key).Scan(&owner, &live)
-	switch {
-	case errors.Is(err, sql.ErrNoRows):
-		res, err := tx.ExecContext(ctx, `INSERT INTO herald_chat_leases (chat_key, owner, expires_at)
-			VALUES ($1, $2, now() + $3 * interval '1 millisecond') ON CONFLICT DO NOTHING`, key, c.cfg.ID, c.ttl())
-		if err != nil {
-			return t, fmt.Errorf("replica: take chat: %w", err)
-		}
-		if n, _ := res.RowsAffected(); n == 0 {
-			return t, nil // another replica is taking it now
-		}
-		t.Fresh = true
-	case err != nil:
-		return t, fmt.Errorf("replica: take chat: %w", err)
-	case owner != c.cfg.ID && live:
-		t.Holder = owner
-		return t, nil
-	default:
-		if owner != c.cfg.ID {
-			t.Fresh = true
-			c.log.Info("taking over a chat whose lease expired", "session_key", key, "from", owner)
-		}
-		if _, err := tx.ExecContext(ctx, `UPDATE herald_chat_leases SET owner = $2, expires_at = now() + $3 * interval '1 millisecond',
-			acquired_at = CASE WHEN owner = $2 THEN acquired_at ELSE now() END WHERE chat_key = $1`, key, c.cfg.ID, c.ttl()); err != nil {
-			return t, fmt.Errorf("replica: take chat: %w", err)
-		}
-	}
-	rows, err := tx.QueryContext(ctx, `UPDATE herald_chat_queue SET taken_by = $2, attempts = attempts + 1
-		WHERE chat_key = $1 AND taken_by IS DISTINCT FROM $2
-		RETURNING id, platform, chat_id, message_id, message, received_at, attempts`, key, c.cfg.ID)
-	if err != nil {
-		return t, fmt.Errorf("replica: take chat: %w", err)
-	}
 	for rows.Next() {
-		in := gateway.SharedInbound{Key: key}
-		if err := rows.Scan(&in.ID, &in.Platform, &in.ChatID, &in.MessageID, &in.Message, &in.ReceivedAt, &in.Attempts); err != nil {
-			rows.Close()
-			return t, fmt.Errorf("replica: take chat: %w", err)
+		var id sql.NullInt64
+		var attempts sql.NullInt32
+		var receivedAt sql.NullTime
+		var platform, chatID, messageID sql.NullString
+		var message []byte
+		if err := rows.Scan(&owner, &t.Held, &t.Fresh, &id, &platform, &chatID, &messageID, &message, &receivedAt, &attempts); err != nil {
+			return gateway.Taken{}, fmt.Errorf("replica: take chat: %w", err)
 		}
-		t.Messages = append(t.Messages, in)
+		if id.Valid {
+			t.Messages = append(t.Messages, gateway.SharedInbound{ID: id.Int64, Key: key, Platform: platform.String, ChatID: chatID.String,
+				MessageID: messageID.String, Message: message, ReceivedAt: receivedAt.Time, Attempts: int(attempts.Int32)})
+		}
 	}
 	if err := rows.Err(); err != nil {
-		return t, fmt.Errorf("replica: take chat: %w", err)
-	}
-	if err := tx.Commit(); err != nil {
 		return gateway.Taken{}, fmt.Errorf("replica: take chat: %w", err)
 	}
+	if !t.Held {
+		t.Messages = nil
+		if owner != c.cfg.ID {
+			t.Holder = owner // "": another replica was taking it at that moment
+		}
+		return t, nil
+	}
+	if t.Fresh && owner != "" && owner != c.cfg.ID {
+		c.log.Info("taking over a chat whose lease expired", "session_key", key, "from", owner)
+	}
 	sort.Slice(t.Messages, func(i, j int) bool { return t.Messages[i].ID < t.Messages[j].ID })
-	t.Held = true
 	return t, nil
 }
 
@@ -164,37 +165,27 @@ func (c *Coordinator) Return(ctx context.Context, ids []int64) error {
 }
 
 // Release deletes the chat's lease if it is this replica's and nothing is
-// queued for the chat; waiting counts the queued messages no replica took.
+// queued for the chat; waiting counts the queued messages no replica took
+// (0 when the lease is not this replica's).
 func (c *Coordinator) Release(ctx context.Context, key string) (int, error) {
 	ctx, cancel, err := c.scope(ctx)
 	defer cancel()
 	if err != nil {
 		return 0, err
 	}
-	tx, err := c.db.BeginTx(ctx, nil)
+	// One statement: a message queued after its snapshot is either seen
+	// by its receiver's Take once this commits (the lease is gone: it
+	// takes the chat) or, when this waited for that Take's lock, its
+	// receiver woke this replica, which then takes the chat again.
+	var waiting int
+	err = c.db.QueryRowContext(ctx, `WITH queued AS (
+			SELECT count(*) AS total, count(*) FILTER (WHERE taken_by IS DISTINCT FROM $2) AS waiting
+			FROM herald_chat_queue WHERE chat_key = $1),
+		gone AS (
+			DELETE FROM herald_chat_leases WHERE chat_key = $1 AND owner = $2 AND (SELECT total FROM queued) = 0 RETURNING 1)
+		SELECT CASE WHEN EXISTS (SELECT 1 FROM herald_chat_leases WHERE chat_key = $1 AND owner = $2)
+			THEN (SELECT waiting FROM queued) ELSE 0 END`, key, c.cfg.ID).Scan(&waiting)
 	if err != nil {
-		return 0, fmt.Errorf("replica: release chat: %w", err)
-	}
-	defer tx.Rollback()
-	var one int
-	err = tx.QueryRowContext(ctx, `SELECT 1 FROM herald_chat_leases WHERE chat_key = $1 AND owner = $2 FOR UPDATE`, key, c.cfg.ID).Scan(&one)
-	if errors.Is(err, sql.ErrNoRows) {
-		return 0, nil // not ours (any more)
-	}
-	if err != nil {
-		return 0, fmt.Errorf("replica: release chat: %w", err)
-	}
-	var total, waiting int
-	if err := tx.QueryRowContext(ctx, `SELECT count(*), count(*) FILTER (WHERE taken_by IS DISTINCT FROM $2)
-		FROM herald_chat_queue WHERE chat_key = $1`, key, c.cfg.ID).Scan(&total, &waiting); err != nil {
-		return 0, fmt.Errorf("replica: release chat: %w", err)
-	}
-	if total == 0 {
-		if _, err := tx.ExecContext(ctx, `DELETE FROM herald_chat_leases WHERE chat_key = $1`, key); err != nil {
-			return 0, fmt.Errorf("replica: release chat: %w", err)
-		}
-	}
-	if err := tx.Commit(); err != nil {
 		return 0, fmt.Errorf("replica: release chat: %w", err)
 	}
 	return waiting, nil
