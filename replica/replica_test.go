@@ -1,6 +1,7 @@
 package replica
 
 import (
+	"database/sql"
 	"encoding/json"
 	"fmt"
 	"net/http"
@@ -212,5 +213,46 @@ func TestHealthzReportsTheReplica(t *testing.T) {
 	want := gateway.ReplicaStatus{ID: "a", Leases: 1, AllLeases: 1}
 	if body.Replica == nil || *body.Replica != want {
 		t.Fatalf("healthz replica %+v, want %+v", body.Replica, want)
+	}
+}
+
+// Replicas starting together create the tables once (the migration holds
+// an advisory lock), and a replica started later finds them.
+func TestOpenTogether(t *testing.T) {
+	url := pgtest.URL(t)
+	var wg sync.WaitGroup
+	errs := make(chan error, 4)
+	for i := range 4 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			db, err := sql.Open("pgx", url)
+			if err != nil {
+				errs <- err
+				return
+			}
+			defer db.Close()
+			_, err = Open(t.Context(), db, Config{ID: fmt.Sprintf("r%d", i)})
+			errs <- err
+		}()
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	db, err := sql.Open("pgx", url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	var versions int
+	if err := db.QueryRow(`SELECT count(*) FROM herald_replica_schema`).Scan(&versions); err != nil || versions != 1 {
+		t.Fatalf("schema versions recorded: %d, %v", versions, err)
+	}
+	if _, err := Open(t.Context(), db, Config{ID: "a|b"}); err == nil {
+		t.Fatal(`an id with "|" was taken`)
 	}
 }
