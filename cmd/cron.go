@@ -350,7 +350,7 @@ func startCron(ctx context.Context, a *app, g *gatewayParts) (func(), error) {
 	sched := cron.New(cron.Config{
 		Jobs: jobs, Agent: a.agent, Deliverer: g.runner, Homes: homes, Home: a.home,
 		MaxParallel: a.cfg.Cron.MaxParallelJobs, Wrap: config.On(a.cfg.Cron.WrapResponse, true),
-		Redactor: a.redactor, Log: a.log.With("component", "cron"),
+		Redactor: a.redactor, Log: a.log.With("component", "cron"), Leader: g.leader,
 	})
 	a.agent.Tools.Add(&cron.Tool{Jobs: jobs, OnChange: sched.Wake})
 	if g.local != nil {

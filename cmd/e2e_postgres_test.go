@@ -68,12 +68,17 @@ func TestGatewaysShareAPostgresStore(t *testing.T) {
 	for _, g := range []*cmdtest.Gateway{first, second} {
 		var h struct {
 			Status  string `json:"status"`
-			Replica string `json:"replica"`
+			Replica struct {
+				ID         string `json:"id"`
+				CronLeader *bool  `json:"cron_leader"`
+			} `json:"replica"`
 		}
-		if code := api(t, g, "GET", "/healthz", "", "", &h); code != 200 || h.Status != "ok" || h.Replica == "" {
+		// both coordinate through the database: each reports whether it
+		// leads cron
+		if code := api(t, g, "GET", "/healthz", "", "", &h); code != 200 || h.Status != "ok" || h.Replica.ID == "" || h.Replica.CronLeader == nil {
 			t.Fatalf("healthz of %s = %d %+v", g.Addr, code, h)
 		}
-		replicas[h.Replica] = true
+		replicas[h.Replica.ID] = true
 	}
 	if len(replicas) != 2 {
 		t.Fatalf("the two gateways share a replica id: %v", replicas)

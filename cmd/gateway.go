@@ -16,6 +16,7 @@ import (
 	"github.com/heraldgw/herald/adapters/webhook"
 	"github.com/heraldgw/herald/agent"
 	"github.com/heraldgw/herald/config"
+	"github.com/heraldgw/herald/cron"
 	"github.com/heraldgw/herald/gateway"
 	"github.com/heraldgw/herald/sessions"
 )
@@ -43,6 +44,8 @@ var gatewayHooks []gatewayHook
 type gatewayParts struct {
 	runner *gateway.Runner
 	local  *local.Adapter
+	// leader elects the replica that runs cron; nil for one process
+	leader cron.Leader
 }
 
 func (e *env) gateway(ctx context.Context, args []string) error {
@@ -112,13 +115,21 @@ func (e *env) gateway(ctx context.Context, args []string) error {
 		// message answers a file just over it
 		MaxUpload: a.cfg.Media.MaxBytes + 1<<20, FilesDir: filepath.Join(a.home, "local-files"),
 		Outbox:  a.store,
-		Replica: a.store.ReplicaID(),
 		Events:  localEvents(a),
 		Health: func() map[string]string {
 			if r := started(); r != nil {
 				return r.Health()
 			}
 			return map[string]string{"local": "starting"}
+		},
+		Replica: func() any {
+			if r := started(); r != nil {
+				if st, ok := r.Replica(); ok {
+					return st
+				}
+			}
+			// one process: its id alone (the store names it)
+			return map[string]string{"id": a.store.ReplicaID()}
 		},
 		Delivery: func() local.Delivery {
 			if r := started(); r != nil {
@@ -159,6 +170,14 @@ func (e *env) gateway(ctx context.Context, args []string) error {
 	gcfg := gatewayConfig(a, ads)
 	allFailed := watchPlatforms(e, talkedOn, cancel)
 	gcfg.PlatformFailed = allFailed.failed
+	coord, closeCoord, err := openReplica(a)
+	if err != nil {
+		return err
+	}
+	defer closeCoord()
+	if coord != nil {
+		gcfg.Coordinator = coord
+	}
 	runner = gateway.New(gcfg)
 	a.late.bind(runner, ads)
 	runnerReady <- runner
@@ -174,6 +193,9 @@ func (e *env) gateway(ctx context.Context, args []string) error {
 		defer func() { cancel(); <-inboundDone }()
 	}
 	parts := &gatewayParts{runner: runner, local: loc}
+	if coord != nil {
+		parts.leader = coord.Leader()
+	}
 	var stops []func()
 	for _, gh := range gatewayHooks {
 		stop, err := gh(runCtx, a, parts)

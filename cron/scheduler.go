@@ -56,6 +56,9 @@ type Config struct {
 	JobTimeout    time.Duration
 	Redactor      *herald.Redactor
 	Log           *slog.Logger
+	// Leader, when set, lets this process schedule only while it leads
+	// (several gateway replicas on one database, leader.go); nil: always.
+	Leader Leader
 }
 
 // Scheduler claims due jobs from the store and runs them.
@@ -100,6 +103,16 @@ func (s *Scheduler) Wake() {
 // earlier process are recorded as interrupted first, never repeated.
 func (s *Scheduler) Run(ctx context.Context) error {
 	defer s.wg.Wait()
+	if s.cfg.Leader != nil {
+		return s.runLed(ctx)
+	}
+	s.schedule(ctx)
+	return nil
+}
+
+// schedule is Run's loop: it settles interrupted runs, then claims and
+// starts due jobs until ctx ends.
+func (s *Scheduler) schedule(ctx context.Context) {
 	now := time.Now()
 	if jobs, err := s.cfg.Jobs.recoverInterrupted(ctx, now); err != nil {
 		s.log.Error("cron: settling interrupted runs failed", "err", err)
@@ -128,7 +141,7 @@ func (s *Scheduler) Run(ctx context.Context) error {
 		select {
 		case <-ctx.Done():
 			t.Stop()
-			return nil
+			return
 		case <-s.wake:
 		case <-t.C:
 		}

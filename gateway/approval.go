@@ -81,6 +81,7 @@ func (a *chatApprover) Approve(ctx context.Context, req agent.ApprovalRequest) (
 	}
 	r.pressable.add(p.token, c, p)
 	defer r.pressable.remove(p.token)
+	defer r.shareApproval(ctx, c, p)()
 	prompt := r.postPrompt(asker, p, fmt.Sprintf(ApprovalPromptText, req.Command, req.Description))
 	asker.rec.Resolve(adapters.Outcome{Status: adapters.StatusAwaitingInput, SessionID: a.session})
 	var ans approvalAnswer

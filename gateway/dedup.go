@@ -12,7 +12,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"strconv"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -33,13 +32,35 @@ const (
 // inboxKey names a journal row.
 type inboxKey = sessions.InboundKey
 
-// finishing collects journal rows whose messages were handled, for one
-// goroutine to finish in batches (a store commit per message would leave
-// a goroutine per message waiting on the writer under load).
-type finishing struct {
+// batch collects items for one goroutine to write in batches (a store
+// commit per message would leave a goroutine per message waiting on the
+// writer under load): the first caller to find nobody writing writes,
+// until the batch is empty.
+type batch[T any] struct {
 	mu       sync.Mutex
-	keys     []inboxKey
+	items    []T
 	draining bool
+}
+
+// add queues item and, unless another caller is writing, writes every
+// queued item with write, in batches, until none is left.
+func (b *batch[T]) add(item T, write func([]T)) {
+	b.mu.Lock()
+	b.items = append(b.items, item)
+	if b.draining {
+		b.mu.Unlock()
+		return
+	}
+	b.draining = true
+	for len(b.items) > 0 {
+		items := b.items
+		b.items = nil
+		b.mu.Unlock()
+		write(items)
+		b.mu.Lock()
+	}
+	b.draining = false
+	b.mu.Unlock()
 }
 
 // unnamed numbers journal rows of messages that came without an id (they
@@ -51,7 +72,7 @@ var unnamed atomic.Int64
 func (r *Runner) journal(ctx context.Context, m *herald.Message) (key inboxKey, fresh bool, err error) {
 	key = inboxKey{Platform: string(m.Source.Platform), ChatID: m.Source.ChatID, MessageID: m.ID}
 	if key.MessageID == "" {
-		key.MessageID = "~" + strconv.FormatInt(r.cfg.Now().UnixNano(), 36) + "." + strconv.FormatInt(unnamed.Add(1), 36)
+		key.MessageID = unnamedID(r.cfg.Now())
 	}
 	body, err := json.Marshal(m)
 	if err != nil {
@@ -85,37 +106,20 @@ func (r *Runner) watch(j *job) {
 	}()
 }
 
-// finished queues k to be finished. The first caller to find nobody
-// writing the queue writes it, in batches, until it is empty; finished
-// runs only on watch goroutines, which Run waits for.
+// finished queues k to be finished, in batches; finished runs only on
+// watch goroutines, which Run waits for.
 func (r *Runner) finished(k inboxKey) {
-	f := &r.finishing
-	f.mu.Lock()
-	f.keys = append(f.keys, k)
-	if f.draining {
-		f.mu.Unlock()
-		return
-	}
-	f.draining = true
-	for len(f.keys) > 0 {
-		keys := f.keys
-		f.keys = nil
-		f.mu.Unlock()
+	r.finishing.add(k, func(keys []inboxKey) {
 		// the wall clock, as pruneInbox's cutoff: this runs off the intake
 		if err := r.store.FinishInbound(context.Background(), keys, sessions.InboundDone, time.Now()); err != nil {
 			r.log.Error("could not mark inbound messages handled; a restart may answer them again", "messages", len(keys), "err", err)
 		}
-		f.mu.Lock()
-	}
-	f.draining = false
-	f.mu.Unlock()
+	})
 }
 
 // waitIdle returns once the chat with key runs no turn.
 func (r *Runner) waitIdle(key string) {
-	r.mu.Lock()
-	c := r.chats[key]
-	r.mu.Unlock()
+	c := r.existingChat(key)
 	if c == nil {
 		return
 	}

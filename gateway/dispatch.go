@@ -74,6 +74,9 @@ type job struct {
 	// inbox is the message's inbound journal row (nil for internal
 	// messages), finished when its handling ends.
 	inbox *inboxKey
+	// shared is the chat queue row of a message taken from the database
+	// (replicas.go; nil for one process), removed when its handling ends.
+	shared *sharedRow
 }
 
 var (
@@ -105,26 +108,15 @@ func (r *Runner) Receive(ctx context.Context, m herald.Message) *adapters.Receip
 	if m.Received.IsZero() {
 		m.Received = r.cfg.Now()
 	}
+	if r.coord != nil && !m.Internal {
+		return r.receiveShared(ctx, m)
+	}
 	j := &job{msg: m, rec: adapters.NewReceipt()}
 	if !m.Internal {
 		key, fresh, err := r.journal(ctx, &j.msg)
 		switch {
-		case err != nil && (ctx.Err() != nil || !r.accepting.Load()):
-			return adapters.Resolved(adapters.Outcome{Status: adapters.StatusSkipped, Err: errShuttingDown})
 		case err != nil:
-			r.log.Error("inbound message not saved; not taken", "platform", m.Source.Platform, "chat", m.Source.ChatID, "message_id", m.ID, "err", err)
-			r.storeResult(err)
-			// Tell the user before refusing, bounded: a client waiting
-			// on this message (the local API) then gets the notice.
-			told := make(chan struct{})
-			if r.background(func() { defer close(told); r.reply(j, NotSavedText) }) {
-				select {
-				case <-told:
-				case <-ctx.Done():
-				case <-time.After(5 * time.Second):
-				}
-			}
-			return adapters.Resolved(adapters.Outcome{Status: adapters.StatusSkipped, Err: fmt.Errorf("message not saved: %w", err)})
+			return r.refuseUnsaved(ctx, j, err)
 		case !fresh:
 			r.log.Debug("duplicate message dropped", "platform", m.Source.Platform, "chat", m.Source.ChatID, "message_id", m.ID)
 			return adapters.Resolved(adapters.Outcome{Status: adapters.StatusSkipped})
@@ -135,12 +127,36 @@ func (r *Runner) Receive(ctx context.Context, m herald.Message) *adapters.Receip
 	return j.rec
 }
 
+// refuseUnsaved answers a message that could not be stored: refused at
+// shutdown, or refused with err after the user was told (bounded: a client
+// waiting on this message, the local API, then gets the notice).
+func (r *Runner) refuseUnsaved(ctx context.Context, j *job, err error) *adapters.Receipt {
+	m := &j.msg
+	if ctx.Err() != nil || !r.accepting.Load() {
+		return adapters.Resolved(adapters.Outcome{Status: adapters.StatusSkipped, Err: errShuttingDown})
+	}
+	r.log.Error("inbound message not saved; not taken", "platform", m.Source.Platform, "chat", m.Source.ChatID, "message_id", m.ID, "err", err)
+	r.storeResult(err)
+	told := make(chan struct{})
+	if r.background(func() { defer close(told); r.reply(j, NotSavedText) }) {
+		select {
+		case <-told:
+		case <-ctx.Done():
+		case <-time.After(5 * time.Second):
+		}
+	}
+	return adapters.Resolved(adapters.Outcome{Status: adapters.StatusSkipped, Err: fmt.Errorf("message not saved: %w", err)})
+}
+
 // enqueue hands j to its chat's intake, starting the intake goroutine when
 // none runs. Over MaxQueue waiting messages the user is told and j is
 // skipped.
 func (r *Runner) enqueue(j *job) {
 	if j.inbox != nil {
 		r.watch(j)
+	}
+	if j.shared != nil {
+		r.watchShared(j)
 	}
 	c, full := r.appendIntake(sessions.Key(j.msg.Source, r.cfg.Keys), j)
 	if full {
@@ -191,6 +207,13 @@ func (r *Runner) appendIntake(key string, j *job) (c *chat, full bool) {
 	return c, false
 }
 
+// existingChat is the chat with key, nil when it has no state here.
+func (r *Runner) existingChat(key string) *chat {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.chats[key]
+}
+
 func (r *Runner) chat(key string) *chat {
 	r.mu.Lock()
 	defer r.mu.Unlock()
@@ -216,6 +239,7 @@ func (r *Runner) intakeLoop(c *chat) {
 			if free {
 				r.evict(c, func(c *chat) bool { return c.unused() })
 			}
+			r.chatIdle(c.key)
 			return
 		}
 		j := c.intake[0]
@@ -246,6 +270,10 @@ func (r *Runner) intakeLoop(c *chat) {
 func (r *Runner) dispatch(c *chat, j *job) {
 	ctx := r.baseCtx
 	m := &j.msg
+	if j.shared != nil && !r.holdsLease(c.key) {
+		j.rec.Resolve(adapters.Outcome{Status: adapters.StatusSkipped, Err: errLeaseLost})
+		return
+	}
 	if !m.Internal {
 		if !r.cfg.Auth[m.Source.Platform].channelAllowed(m.Source) {
 			r.log.Debug("message in a channel herald does not answer in", "platform", m.Source.Platform, "chat", m.Source.ChatID)
@@ -383,6 +411,7 @@ func (r *Runner) turnLoop(c *chat, j *job, ctx context.Context, cancel context.C
 	defer r.work.done()
 	for {
 		r.safeTurn(ctx, c, j)
+		r.turnDone(j)
 		cancel(nil)
 		c.mu.Lock()
 		c.turnSess = nil
@@ -393,6 +422,7 @@ func (r *Runner) turnLoop(c *chat, j *job, ctx context.Context, cancel context.C
 				c.idle = nil
 			}
 			c.mu.Unlock()
+			r.chatIdle(c.key)
 			return
 		}
 		j = c.queue[0]

@@ -91,6 +91,19 @@
 // that can edit get streamed replies, edited at most once per
 // StreamInterval. Adapters and the agent run under recover boundaries.
 //
+// Replicas: with a Config.Coordinator (package replica, PostgreSQL) the
+// journal's part is the database's: Receive claims the message id and
+// queues the message in its chat's queue there before it returns (a
+// duplicate on any replica is skipped), and the replica holding the
+// chat's lease takes the queue in order into the chat's intake; a replica
+// that does not hold it wakes the one that does and resolves its receipt
+// queued. A queued message is dispatched only after the lease is checked
+// (refused messages go back to the queue), leaves the queue when its
+// handling (or its turn) ends, and the lease is given up when the chat is
+// idle with nothing queued. An approval can be answered by a button on
+// another replica. Internal messages stay on the replica they were made
+// on (replicas.go).
+//
 // Adapters: an adapter whose Run returns or panics (the panic is logged)
 // is restarted after a jittered wait that doubles from 1 s up to 2
 // minutes, and starts from 1 s again after a connection that lasted a

@@ -124,6 +124,9 @@ func (r *Runner) Press(ctx context.Context, pr adapters.Press) string {
 		return UnknownButtonText
 	}
 	x, ok := r.pressable.get(token)
+	if !ok && r.coord != nil {
+		return r.pressShared(ctx, pr, token, choice)
+	}
 	if !ok {
 		return StaleApprovalText
 	}
@@ -146,10 +149,16 @@ func (r *Runner) Press(ctx context.Context, pr adapters.Press) string {
 // mayAnswer reports whether user may press p's buttons: the person whose
 // message needs the approval, or an approver listed for the platform.
 func (r *Runner) mayAnswer(p *pendingApproval, user string) bool {
+	return r.mayAnswerAs(p.where.Platform, p.asker.msg.Source.UserID, user)
+}
+
+// mayAnswerAs reports whether user may answer an approval on platform p
+// that asker's message needs.
+func (r *Runner) mayAnswerAs(p herald.Platform, asker, user string) bool {
 	if user == "" {
 		return false
 	}
-	return user == p.asker.msg.Source.UserID || slices.Contains(r.cfg.ApproverUsers[p.where.Platform], user)
+	return user == asker || slices.Contains(r.cfg.ApproverUsers[p], user)
 }
 
 // prompt is an approval prompt as posted: where its buttons are, and the

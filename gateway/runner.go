@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"hash/maphash"
 	"log/slog"
 	"math/rand/v2"
 	"runtime/debug"
@@ -107,6 +108,9 @@ type Config struct {
 	// (its adapter returned a *adapters.FatalError: a port in use, a
 	// revoked token), with the reason already redacted.
 	PlatformFailed func(p herald.Platform, reason string)
+	// Coordinator shares chats, inbound dedup and approvals with other
+	// replicas of this gateway (replicas.go); nil is one process.
+	Coordinator Coordinator
 }
 
 // Runner is the gateway.
@@ -124,7 +128,7 @@ type Runner struct {
 	accepting atomic.Bool
 	work      tracker // intake and turn goroutines
 	bg        tracker // journal watchers and notices sent off the intake
-	finishing finishing
+	finishing batch[inboxKey]
 	// unfinished are the journal rows the last run left unfinished
 	// (read by New, handled by Run)
 	unfinished []sessions.Inbound
@@ -146,7 +150,14 @@ type Runner struct {
 	// pressable are the approvals waiting now, by button token (press.go)
 	pressable pressables
 	// queued is how many messages wait in the outbound queue
-	queued     atomic.Int64
+	queued atomic.Int64
+	// coord, handoff, pulls and sharedDone are the replicas' (replicas.go):
+	// handoff holds the receipts of messages received here until their
+	// chat's queue is taken.
+	coord      Coordinator
+	handoff    sync.Map // inboxKey → *adapters.Receipt
+	pulls      pullLocks
+	sharedDone batch[sharedRow]
 	baseCtx    context.Context
 	cancelBase context.CancelFunc
 }
@@ -205,8 +216,9 @@ func New(cfg Config) *Runner {
 	r := &Runner{
 		cfg: cfg, log: cfg.Log, hooks: cfg.Hooks, store: cfg.Store,
 		adapters: map[herald.Platform]adapters.Adapter{}, chats: map[string]*chat{},
-		outboxKick: make(chan struct{}, 1),
+		outboxKick: make(chan struct{}, 1), coord: cfg.Coordinator,
 	}
+	r.pulls.seed = maphash.MakeSeed()
 	for _, a := range cfg.Adapters {
 		r.adapters[a.Platform()] = a
 		r.order = append(r.order, a.Platform())
@@ -250,6 +262,13 @@ func (r *Runner) Run(ctx context.Context) error {
 		defer wg.Done()
 		r.sweepLoop(actx)
 	}()
+	if r.coord != nil {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			r.runCoordinator(actx)
+		}()
+	}
 	go func() {
 		defer wg.Done()
 		r.outboxLoop(actx)
@@ -287,6 +306,7 @@ func (r *Runner) Run(ctx context.Context) error {
 		<-bgDone
 	}
 	grace.Stop()
+	r.leave()
 	stopAdapters()
 	wg.Wait()
 	r.cancelBase()

@@ -39,9 +39,10 @@ type Config struct {
 	// Delivery reports the gateway's delivery counters for /healthz; nil
 	// leaves them out.
 	Delivery func() Delivery
-	// Replica names this gateway among the replicas sharing its store;
-	// /healthz reports it ("" leaves it out).
-	Replica string
+	// Replica reports, for /healthz, the replica's id and, when
+	// replicas coordinate, cron leadership and chat leases; nil, or a nil
+	// result, leaves them out.
+	Replica func() any
 	// OnListen is called with the bound address once listening.
 	OnListen func(addr string)
 	// Limits bound each client of the API (zero fields: the shared
@@ -483,11 +484,13 @@ func (a *Adapter) healthz(w http.ResponseWriter, r *http.Request) {
 		platforms = maps.Clone(a.cfg.Health())
 	}
 	body := map[string]any{"platforms": platforms}
-	if a.cfg.Replica != "" {
-		body["replica"] = a.cfg.Replica
-	}
 	if a.cfg.Delivery != nil {
 		body["delivery"] = a.cfg.Delivery()
+	}
+	if a.cfg.Replica != nil {
+		if rs := a.cfg.Replica(); rs != nil {
+			body["replica"] = rs
+		}
 	}
 	store, hasStore := platforms["store"]
 	if hasStore {

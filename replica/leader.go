@@ -1,0 +1,108 @@
+package replica
+
+// leader.go: the cron leader. The replica whose own connection holds the
+// session-level advisory lock cronLockKey runs the scheduler; the lock
+// goes with the connection, so a replica that dies (or whose connection
+// breaks) loses it, and another's next try, within one tick, takes it.
+
+import (
+	"context"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+)
+
+// Leader elects the cron scheduler's replica (cron.Leader).
+type Leader struct{ c *Coordinator }
+
+// Leader returns the cron leader election of this replica.
+func (c *Coordinator) Leader() *Leader { return &Leader{c: c} }
+
+// Lead tries for the lock every interval until it gets it or ctx ends;
+// lost is closed when leadership ends: ctx ended, the connection failed
+// its check (one every interval) or the Coordinator stopped.
+func (l *Leader) Lead(ctx context.Context, every time.Duration) (<-chan struct{}, error) {
+	for {
+		lost, ok, err := l.try(ctx, every)
+		if err != nil {
+			return nil, err
+		}
+		if ok {
+			return lost, nil
+		}
+		wctx, cancel, err := l.c.scope(ctx)
+		if err != nil {
+			return nil, err
+		}
+		waited := pause(wctx, every)
+		cancel()
+		if !waited {
+			if ctx.Err() != nil {
+				return nil, ctx.Err()
+			}
+			return nil, ErrStopped
+		}
+	}
+}
+
+// try takes the lock once; when it does, a goroutine holds it on its own
+// connection until leadership ends, then closes lost.
+func (l *Leader) try(ctx context.Context, every time.Duration) (lost chan struct{}, ok bool, err error) {
+	hctx, cancel, err := l.c.scope(ctx)
+	if err != nil {
+		return nil, false, err
+	}
+	won := make(chan bool, 1)
+	lost = make(chan struct{})
+	go func() {
+		defer close(lost)
+		defer cancel()
+		sent := false
+		err := onOwnConn(hctx, l.c.db, func(pc *pgx.Conn) error {
+			var got bool
+			if err := pc.QueryRow(hctx, `SELECT pg_try_advisory_lock($1)`, cronLockKey).Scan(&got); err != nil || !got {
+				return err
+			}
+			l.c.leading.Store(true)
+			defer l.c.leading.Store(false)
+			sent = true
+			won <- true
+			l.c.log.Info("leading cron")
+			return l.hold(hctx, pc, every)
+		})
+		if !sent {
+			won <- false
+			return
+		}
+		if hctx.Err() == nil {
+			l.c.log.Warn("lost the cron leadership", "err", err)
+		}
+	}()
+	if <-won {
+		return lost, true, nil
+	}
+	<-lost
+	return nil, false, nil
+}
+
+// hold checks the connection every interval until it fails or ctx ends. A
+// check may take up to LeaseTTL: a slow answer is not a lost connection
+// (the lock is lost only with the connection, and then the server frees it
+// at once for the next replica's try).
+func (l *Leader) hold(ctx context.Context, pc *pgx.Conn, every time.Duration) error {
+	t := time.NewTicker(every)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return nil
+		case <-t.C:
+		}
+		pctx, cancel := context.WithTimeout(ctx, l.c.cfg.LeaseTTL)
+		_, err := pc.Exec(pctx, "SELECT 1")
+		cancel()
+		if err != nil && ctx.Err() == nil {
+			return err
+		}
+	}
+}
