@@ -114,8 +114,8 @@ func (e *env) gateway(ctx context.Context, args []string) error {
 		// a little over media.max_bytes, so that the gateway's own limit
 		// message answers a file just over it
 		MaxUpload: a.cfg.Media.MaxBytes + 1<<20, FilesDir: filepath.Join(a.home, "local-files"),
-		Outbox:  a.store,
-		Events:  localEvents(a),
+		Outbox: a.store,
+		Events: localEvents(a),
 		Health: func() map[string]string {
 			if r := started(); r != nil {
 				return r.Health()
