@@ -34,6 +34,7 @@ import (
 	"github.com/chromedp/chromedp/kb"
 
 	"github.com/heraldgw/herald/adapters/local"
+	"github.com/heraldgw/herald/agent/agenttest"
 	"github.com/heraldgw/herald/cmd/cmdtest"
 )
 
@@ -372,6 +373,32 @@ func TestConsoleWorkingToolCardAndStop(t *testing.T) {
 	c.do("press Esc", chromedp.KeyEvent(kb.Escape))
 	c.wait("/stop sent", `[...document.querySelectorAll('#messages .msg.me')].some(m => m.textContent.includes('/stop'))`)
 	c.wait("the turn stopped", `document.getElementById('working').hidden`)
+}
+
+// A reply the model streams grows in place in the chat: the page shows
+// its first words while the model still writes, then the whole text, in
+// one message.
+func TestConsoleStreamedReply(t *testing.T) {
+	const answer = "Streaming: the first words, then some more, then the end."
+	gates := []chan struct{}{make(chan struct{}), make(chan struct{})}
+	srv := agenttest.New(t, agenttest.Reply{Content: answer, Pieces: 3, Gates: gates})
+	g := cmdtest.Start(t, cmdtest.Options{Env: fakeModelEnv(srv)})
+	c := openConsole(t, g)
+	parts := agenttest.Split(answer, 3)
+	onlyBot := func(text string) string {
+		return fmt.Sprintf(`(() => { const b = [...document.querySelectorAll('#messages .msg.bot .body')]; return b.length === 1 && b[0].textContent === %q; })()`, text)
+	}
+
+	c.say("tell me")
+	c.wait("the first words while the model writes", onlyBot(parts[0]))
+	close(gates[0])
+	c.wait("the reply grown", onlyBot(parts[0]+parts[1]))
+	close(gates[1])
+	c.wait("the whole reply, once", onlyBot(answer))
+	c.wait("the turn over", `document.getElementById('working').hidden`)
+	if !c.eval(onlyBot(answer)) {
+		t.Fatal("the reply changed after the turn ended")
+	}
 }
 
 // TestConsoleScreenshots walks every view (chat with a tool card, an

@@ -8,10 +8,12 @@ import (
 	"net/http/httptest"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/heraldgw/herald/agent/agenttest"
 	"github.com/heraldgw/herald/cmd/cmdtest"
 	"github.com/heraldgw/herald/hooks"
 )
@@ -376,5 +378,64 @@ func TestConsoleButtonsAndSessions(t *testing.T) {
 	api(t, g, "GET", "/v1/sessions?platform=local&chat_id=c2", g.Token, "", &sl)
 	if len(sl.Sessions) != 2 || sl.Sessions[1].ID != s.ID || sl.Sessions[1].EndedAt == nil || sl.Sessions[0].LastMessage == "" {
 		t.Fatalf("sessions after end: %+v", sl.Sessions)
+	}
+}
+
+// TestConsoleStreamedReplyEvents: a reply the model streams grows in place on the local platform: the
+// event stream (opened with a ticket, as the console opens it) has it as
+// a "message" with the first words while the model still writes, then a
+// "message_update" per step, the last with the whole text; the POST that
+// caused it answers with the final text once, and the outbox keeps one
+// message with it.
+func TestConsoleStreamedReplyEvents(t *testing.T) {
+	const answer = "Hello there, this reply streams in three steps."
+	gates := []chan struct{}{make(chan struct{}), make(chan struct{})}
+	srv := agenttest.New(t, agenttest.Reply{Content: answer, Pieces: 3, Gates: gates})
+	g := cmdtest.Start(t, cmdtest.Options{Env: fakeModelEnv(srv)})
+	var tk struct {
+		Ticket string `json:"ticket"`
+	}
+	if code := api(t, g, "POST", "/v1/events/ticket", g.Token, "", &tk); code != 200 {
+		t.Fatalf("ticket: %d", code)
+	}
+	events := g.TicketEvents(t, tk.Ticket)
+	pending := g.PostAsync(`{"chat_id":"s1","user_id":"u-s1","user_name":"Ann","text":"hi"}`, nil)
+	parts := agenttest.Split(answer, 3)
+	inChat := func(name string) func(cmdtest.Event) bool {
+		return func(e cmdtest.Event) bool { return e.Name == name && e.Context["chat_id"] == "s1" }
+	}
+	first := waitEvent(t, events, "the first words", inChat("message"))
+	id, _ := first.Context["id"].(string)
+	if first.Context["text"] != parts[0] || id == "" {
+		t.Fatalf("first message: %+v (want %q)", first.Context, parts[0])
+	}
+	select {
+	case <-pending.Done():
+		t.Fatal("the POST answered before the model finished")
+	default:
+	}
+	grown := parts[0]
+	for i, gate := range gates {
+		close(gate)
+		grown += parts[i+1]
+		upd := waitEvent(t, events, "the reply grown to "+strconv.Quote(grown), inChat("message_update"))
+		if upd.Context["id"] != id || upd.Context["text"] != grown {
+			t.Fatalf("message_update: %+v (want %q)", upd.Context, grown)
+		}
+	}
+	code, r := pending.Wait(t)
+	if code != 200 || len(r.Replies) != 1 || r.Replies[0].Text != answer || r.Replies[0].ID != id {
+		t.Fatalf("POST: %d %+v", code, r)
+	}
+	var outbox struct {
+		Messages []struct {
+			ID       string `json:"id"`
+			Text     string `json:"text"`
+			EditedAt string `json:"edited_at"`
+		} `json:"messages"`
+	}
+	api(t, g, "GET", "/v1/chats/s1/messages", g.Token, "", &outbox)
+	if len(outbox.Messages) != 1 || outbox.Messages[0].ID != id || outbox.Messages[0].Text != answer || outbox.Messages[0].EditedAt == "" {
+		t.Fatalf("outbox: %+v", outbox)
 	}
 }

@@ -18,7 +18,6 @@ import (
 	"fmt"
 	"io"
 	"net/http"
-	"strconv"
 	"sync"
 	"time"
 
@@ -137,23 +136,7 @@ type messageEvent struct {
 // CloseButtons implements adapters.ButtonSender: the kept message gets
 // text and loses its buttons, and a "message_update" event says so.
 func (a *Adapter) CloseButtons(ctx context.Context, to herald.Target, messageID, text string) error {
-	if a.cfg.Outbox != nil {
-		id, err := strconv.ParseInt(messageID, 10, 64)
-		if err != nil {
-			return fmt.Errorf("local: close the buttons of message %q: not an outbox id", messageID)
-		}
-		if err := a.cfg.Outbox.EditOutbox(context.WithoutCancel(ctx), string(herald.PlatformLocal), to.ChatID, id, text, "", time.Now()); err != nil {
-			return fmt.Errorf("local: close the buttons of message %s in chat %q: %w", messageID, to.ChatID, err)
-		}
-		a.wakeReaders(to.ChatID)
-	}
-	a.hub.publish("message_update", struct {
-		ChatID  string   `json:"chat_id"`
-		ID      string   `json:"id"`
-		Text    string   `json:"text"`
-		Buttons []Button `json:"buttons"`
-	}{to.ChatID, messageID, text, []Button{}})
-	return nil
+	return a.edit(ctx, to, messageID, text, "close the buttons of")
 }
 
 // pressRequest is the body of POST /v1/chats/{chat_id}/press.

@@ -97,12 +97,17 @@ type Reply struct {
 	// Buttons are the choices under the message (an approval prompt's);
 	// a press is POST /v1/chats/{chat_id}/press.
 	Buttons []Button `json:"buttons,omitempty"`
+
+	// sent is the id Send returned for it (an outbox id, or one made up
+	// when there is no outbox): Edit finds the reply by it
+	sent string
 }
 
 var (
 	_ adapters.Adapter      = (*Adapter)(nil)
 	_ adapters.Healther     = (*Adapter)(nil)
 	_ adapters.ButtonSender = (*Adapter)(nil)
+	_ adapters.Editor       = (*Adapter)(nil)
 )
 
 // New returns the local adapter.
@@ -449,6 +454,7 @@ func (a *Adapter) Send(ctx context.Context, to herald.Target, m adapters.Outgoin
 	} else {
 		rp.ID = id
 	}
+	rp.sent = id
 	a.deliver(to, m.Cause, rp)
 	return adapters.Sent{MessageID: id}, nil
 }

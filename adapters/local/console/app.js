@@ -140,10 +140,14 @@ function note(text, cls = 'note') {
 }
 
 // botMessage shows a message the gateway sent to this chat, once per id;
-// a later call with the same id updates it (an edit, a streamed reply).
-function botMessage(m) {
+// a later call with the same id updates it (an edit, a streamed reply
+// growing). The outbox (fromOutbox) only adds messages: a poll read
+// before the last edit may answer after its message_update, and must not
+// put the older text back.
+function botMessage(m, fromOutbox = false) {
   const id = m.id ? String(m.id) : '';
   let node = id ? seen.get(id) : null;
+  if (node && fromOutbox) return node;
   if (!node) {
     node = el('div', { class: 'msg bot', 'data-id': id }, el('div', { class: 'who', text: 'herald' }), el('div', { class: 'body' }), el('div', { class: 'buttons' }));
     if (id) seen.set(id, node);
@@ -401,7 +405,7 @@ async function loadHistory() {
   if (!transcript && msgs.length) note('Earlier replies in this chat:');
   for (const m of msgs) {
     if (transcript) outboxAfter = Math.max(outboxAfter, Number(m.id));
-    else botMessage(m);
+    else botMessage(m, true);
   }
   return true;
 }
@@ -431,7 +435,7 @@ async function followOutbox() {
       const r = await api('GET', `/v1/chats/${encodeURIComponent(chat)}/messages?after=${outboxAfter}&wait=30`);
       if (r.status === 404) return; // no outbox on this gateway
       if (!r.ok) throw new Error(await errorText(r));
-      for (const m of (await r.json()).messages || []) botMessage(m);
+      for (const m of (await r.json()).messages || []) botMessage(m, true);
       backoff = 1000;
     } catch (err) {
       if (err instanceof Unauthorized) return;
