@@ -36,6 +36,7 @@ import (
 	"github.com/heraldgw/herald/adapters/local"
 	"github.com/heraldgw/herald/agent/agenttest"
 	"github.com/heraldgw/herald/cmd/cmdtest"
+	"github.com/heraldgw/herald/hooks"
 )
 
 // browser is the one Chromium of the test binary.
@@ -339,6 +340,44 @@ func TestConsoleSessionsAndHooks(t *testing.T) {
 	c.do("test it", chromedp.Click(chromedp.CSS(`#hooks .hook-event[data-event="pre_llm_call"] .hook button`)))
 	c.wait("its answer", `document.querySelector('#hooks .hook-event[data-event="pre_llm_call"] .hook-result') !== null`)
 	c.noTokenInURLs()
+}
+
+// The Hooks view's "Test this hook" works on every row: a shell hook, a
+// directory hook and a Go plugin each show their answer.
+func TestConsoleHooksTestEveryRow(t *testing.T) {
+	home := t.TempDir()
+	cfg := "hooks:\n  pre_llm_call:\n    - command: \"/bin/true\"\n"
+	if err := os.WriteFile(filepath.Join(home, "config.yaml"), []byte(cfg), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	writeFiles(t, filepath.Join(home, "hooks", "no-status"), map[string]string{
+		"HOOK.yaml": "events: [command:status]\ncommand: [./deny.sh]\n",
+		"deny.sh":   "#!/bin/sh\ncat >/dev/null\necho '{\"decision\": \"deny\", \"message\": \"status is off today\"}'\n",
+	})
+	allowDir(t, home, "no-status")
+	guard := hooks.Plugin{Name: "tool-guard", Register: func(c *hooks.PluginContext) error {
+		c.RegisterHook(hooks.PreToolCallHook, hooks.Func(func(ctx context.Context, p *hooks.PreToolCall) *hooks.ToolDecision {
+			return hooks.Block("the plugin blocks " + p.ToolName)
+		}))
+		return nil
+	}}
+	g := cmdtest.Start(t, cmdtest.Options{Home: home, Args: []string{"--accept-hooks"}, Plugins: []hooks.Plugin{guard}})
+	c := openConsole(t, g)
+	c.wait("the hooks tab", `!document.querySelector('.tab[data-view="hooks"]').hidden`)
+	c.do("open hooks", chromedp.Click(chromedp.CSS(`.tab[data-view="hooks"]`)))
+	row := func(event, name string) string {
+		return fmt.Sprintf(`[...document.querySelectorAll('#hooks .hook-event[data-event=%q] .hook')].find(h => h.querySelector('strong').textContent === %q)`, event, name)
+	}
+	rows := []struct{ event, name, answer string }{
+		{"pre_llm_call", "/bin/true", "none"},
+		{"command:status", "no-status", "block status is off today"},
+		{"pre_tool_call", "tool-guard", "block the plugin blocks terminal"},
+	}
+	for _, r := range rows {
+		c.wait("the row of "+r.name, row(r.event, r.name)+` !== undefined`)
+		c.do("test "+r.name, chromedp.Click(chromedp.JSPath(row(r.event, r.name)+`.querySelector('button')`)))
+		c.wait("the answer of "+r.name, fmt.Sprintf(`(() => { const res = %s.querySelector('.hook-result'); return res !== null && res.textContent.replace(/\s+/g, ' ').trim().startsWith(%q); })()`, row(r.event, r.name), r.answer))
+	}
 }
 
 // A turn that waits on an approval, answered by typing (which works on

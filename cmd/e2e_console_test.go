@@ -1,6 +1,7 @@
 package cmd_test
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -381,7 +382,7 @@ func TestConsoleButtonsAndSessions(t *testing.T) {
 	}
 }
 
-// TestConsoleStreamedReplyEvents: a reply the model streams grows in place on the local platform: the
+// A reply the model streams grows in place on the local platform: the
 // event stream (opened with a ticket, as the console opens it) has it as
 // a "message" with the first words while the model still writes, then a
 // "message_update" per step, the last with the whole text; the POST that
@@ -437,5 +438,90 @@ func TestConsoleStreamedReplyEvents(t *testing.T) {
 	api(t, g, "GET", "/v1/chats/s1/messages", g.Token, "", &outbox)
 	if len(outbox.Messages) != 1 || outbox.Messages[0].ID != id || outbox.Messages[0].Text != answer || outbox.Messages[0].EditedAt == "" {
 		t.Fatalf("outbox: %+v", outbox)
+	}
+}
+
+// POST /v1/hooks/test fires at every kind of attachment: a directory
+// hook (its handler run on the synthetic payload, its answer parsed), a
+// Go plugin's callback (given the event's typed payload, with the
+// overlay applied) and an unapproved directory hook (listed as such, and
+// not run, even with the accept switch on).
+func TestConsoleHooksTestEveryKind(t *testing.T) {
+	home := t.TempDir()
+	hd := filepath.Join(home, "hooks")
+	writeFiles(t, filepath.Join(hd, "no-status"), map[string]string{
+		"HOOK.yaml": "events: [command:status]\ncommand: [./deny.sh]\n",
+		"deny.sh":   "#!/bin/sh\ncat >/dev/null\necho '{\"decision\": \"deny\", \"message\": \"status is off today\"}'\n",
+	})
+	writeFiles(t, filepath.Join(hd, "unasked"), map[string]string{
+		"HOOK.yaml": "events: [command:status]\ncommand: [./deny.sh]\n",
+		"deny.sh":   "#!/bin/sh\ncat >/dev/null\necho '{\"decision\": \"deny\"}'\n",
+	})
+	allowDir(t, home, "no-status")
+	guard := hooks.Plugin{Name: "rm-guard", Register: func(c *hooks.PluginContext) error {
+		c.RegisterHook(hooks.PreToolCallHook, hooks.Func(func(ctx context.Context, p *hooks.PreToolCall) *hooks.ToolDecision {
+			if cmd, _ := p.Args["command"].(string); strings.Contains(cmd, "rm -rf") {
+				return hooks.Block("the plugin says no to " + cmd)
+			}
+			return nil
+		}))
+		return nil
+	}}
+	// the accept switch approves shell hooks, not directory hooks
+	g := cmdtest.Start(t, cmdtest.Options{Home: home, Plugins: []hooks.Plugin{guard}, Args: []string{"--accept-hooks"}})
+
+	var list struct {
+		Events []struct {
+			Event       string `json:"event"`
+			Attachments []struct {
+				ID, Name, Kind string
+			} `json:"attachments"`
+		} `json:"events"`
+	}
+	if code := api(t, g, "GET", "/v1/hooks", g.Token, "", &list); code != 200 {
+		t.Fatalf("hooks: %d", code)
+	}
+	ids := map[string]string{}
+	for _, e := range list.Events {
+		for _, a := range e.Attachments {
+			ids[e.Event+" "+a.Kind+" "+a.Name] = a.ID
+		}
+	}
+	type result struct {
+		ID, Name, Outcome, Detail string
+		Answer                    json.RawMessage
+		DurationMS                *int64 `json:"duration_ms"`
+	}
+	fire := func(event, id, payload string) result {
+		t.Helper()
+		if id == "" {
+			t.Fatalf("no attachment listed for %s: %v", event, ids)
+		}
+		body := fmt.Sprintf(`{"event":%q,"attachment_id":%q%s}`, event, id, payload)
+		var tr struct {
+			Results []result `json:"results"`
+		}
+		if code := api(t, g, "POST", "/v1/hooks/test", g.Token, body, &tr); code != 200 || len(tr.Results) != 1 || tr.Results[0].ID != id || tr.Results[0].DurationMS == nil {
+			t.Fatalf("hooks test %s: %d %+v", body, code, tr)
+		}
+		return tr.Results[0]
+	}
+
+	dir := fire("command:status", ids["command:status dir no-status"], "")
+	if dir.Outcome != "block" || dir.Detail != "status is off today" || !strings.Contains(string(dir.Answer), "status is off today") {
+		t.Errorf("directory hook: %+v %s", dir, dir.Answer)
+	}
+	plugin := fire(hooks.PreToolCallHook, ids["pre_tool_call go rm-guard"], `,"payload":{"args":{"command":"rm -rf ./x"}}`)
+	if plugin.Outcome != "block" || plugin.Detail != "the plugin says no to rm -rf ./x" || string(plugin.Answer) != `{"action":"block","message":"the plugin says no to rm -rf ./x"}` {
+		t.Errorf("Go plugin: %+v %s", plugin, plugin.Answer)
+	}
+	if quiet := fire(hooks.PreToolCallHook, ids["pre_tool_call go rm-guard"], ""); quiet.Outcome != "none" || string(quiet.Answer) != "null" {
+		t.Errorf("Go plugin on the sample payload: %+v %s", quiet, quiet.Answer)
+	}
+	if bad := fire(hooks.PreToolCallHook, ids["pre_tool_call go rm-guard"], `,"payload":{"args":"not an object"}`); bad.Outcome != "error" || !strings.Contains(bad.Detail, "does not fit") || !strings.Contains(bad.Detail, "args") {
+		t.Errorf("Go plugin on a payload of the wrong shape: %+v", bad)
+	}
+	if un := fire("command:status", ids["command:status dir unasked"], ""); un.Outcome != "error" || !strings.Contains(un.Detail, "consent") || string(un.Answer) != "null" {
+		t.Errorf("unapproved directory hook: %+v", un)
 	}
 }
