@@ -617,6 +617,19 @@ func localEvents(a *app) func(fn func(string, any)) func() {
 	}
 }
 
+// pluginCommandEvents names the hook points of the commands plugins
+// registered ("command:weather"): the catalogue does not list them, and
+// a browser listens to events by name.
+func pluginCommandEvents(a *app) func() []string {
+	return func() []string {
+		var out []string
+		for _, c := range a.hooks.Commands() {
+			out = append(out, hooks.CommandPrefix+c.Name)
+		}
+		return out
+	}
+}
+
 // pointOrder puts each hook_result after its hook point on the stream:
 // the point reaches the stream through its subscription's queue, and
 // its result may come first (the attachments answer on their own

@@ -380,6 +380,23 @@ func TestConsoleHooksTestEveryRow(t *testing.T) {
 	}
 }
 
+// A command a plugin registered shows in the live trace (the page's
+// EventSource listens to the names the ticket names beside the
+// catalogue's), as a built-in command does.
+func TestConsolePluginCommandInTheTrace(t *testing.T) {
+	weather := hooks.Plugin{Name: "weather", Register: func(c *hooks.PluginContext) error {
+		return c.RegisterCommand("weather", "the weather", "<city>", func(ctx context.Context, call *hooks.CommandCall) (string, error) {
+			return "Sunny in " + call.RawArgs + ".", nil
+		})
+	}}
+	g := cmdtest.Start(t, cmdtest.Options{Plugins: []hooks.Plugin{weather}})
+	c := openConsole(t, g)
+	c.say("/weather Paris")
+	c.wait("the command's answer", botSays("Sunny in Paris."))
+	c.do("open the trace", chromedp.Click(chromedp.CSS(`.tab[data-view="trace"]`)))
+	c.wait("command:weather in the trace", `[...document.querySelectorAll('#trace .trace-row')].some(r => r.dataset.event === 'command:weather' && r.querySelector('.payload').textContent.includes('"args": "Paris"'))`)
+}
+
 // A turn that waits on an approval, answered by typing (which works on
 // every gateway): the chat shows the turn working, the prompt's command
 // as a code block (no literal fences), the terminal call as a card with

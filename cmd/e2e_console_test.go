@@ -525,3 +525,41 @@ func TestConsoleHooksTestEveryKind(t *testing.T) {
 		t.Errorf("unapproved directory hook: %+v", un)
 	}
 }
+
+// A command a plugin registered fires its command:<name> hook point on
+// the event stream opened with a ticket, as a built-in command's does,
+// and the ticket names it (an EventSource listens to events by name).
+func TestConsolePluginCommandOnTheEventStream(t *testing.T) {
+	weather := hooks.Plugin{Name: "weather", Register: func(c *hooks.PluginContext) error {
+		return c.RegisterCommand("weather", "the weather", "<city>", func(ctx context.Context, call *hooks.CommandCall) (string, error) {
+			return "Sunny in " + call.RawArgs + ".", nil
+		})
+	}}
+	g := cmdtest.Start(t, cmdtest.Options{Plugins: []hooks.Plugin{weather}})
+	var tk struct {
+		Ticket string   `json:"ticket"`
+		Events []string `json:"events"`
+	}
+	if code := api(t, g, "POST", "/v1/events/ticket", g.Token, "", &tk); code != 200 || len(tk.Events) != 1 || tk.Events[0] != "command:weather" {
+		t.Fatalf("ticket: %d %+v", code, tk)
+	}
+	events := g.TicketEvents(t, tk.Ticket)
+	for _, text := range []string{"/status", "/weather Lyon"} {
+		if r := g.Say(t, "pc", text); r.Status != "done" {
+			t.Fatalf("%s: %+v", text, r)
+		}
+	}
+	if r := g.Say(t, "pc", "/weather Paris"); r.Text() != "Sunny in Paris." {
+		t.Fatalf("/weather: %q", r.Text())
+	}
+	status := waitEvent(t, events, "command:status", func(e cmdtest.Event) bool { return e.Name == "command:status" })
+	if status.PointID == "" {
+		t.Fatalf("command:status: %+v", status)
+	}
+	for _, city := range []string{"Lyon", "Paris"} {
+		e := waitEvent(t, events, "command:weather for "+city, func(e cmdtest.Event) bool { return e.Name == "command:weather" })
+		if e.Context["command"] != "weather" || e.Context["args"] != city || e.Context["platform"] != "local" || e.PointID == "" {
+			t.Fatalf("command:weather: %+v", e)
+		}
+	}
+}

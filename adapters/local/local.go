@@ -33,6 +33,12 @@ type Config struct {
 	// Events subscribes fn to every hook point; it returns an unsubscribe
 	// function. Nil disables /v1/events.
 	Events func(fn func(name string, payload any)) (unsubscribe func())
+	// EventNames, if set, names the events beyond the catalogue's that
+	// /v1/events may carry (the commands plugins registered:
+	// "command:weather"). POST /v1/events/ticket returns them, since a
+	// browser's EventSource delivers a named event only to a listener of
+	// that name.
+	EventNames func() []string
 	// Health reports every platform's state for /healthz, and the state
 	// store's under "store" ("ok" or "failed: …").
 	Health func() map[string]string

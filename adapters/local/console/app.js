@@ -470,7 +470,8 @@ async function events() {
       if (t.status === 404) {
         lastID = await fetchEvents(lastID);
       } else if (t.ok) {
-        await ticketEvents((await t.json()).ticket);
+        const j = await t.json();
+        await ticketEvents(j.ticket, j.events || []);
       } else {
         throw new Error(await errorText(t));
       }
@@ -499,17 +500,18 @@ let streamOpened = false;
 
 const EVENT_NAMES = new Set();
 
-// ticketEvents reads one EventSource connection until it fails.
-function ticketEvents(ticket) {
+// ticketEvents reads one EventSource connection until it fails; more
+// are the names the ticket came with beyond the catalogue's.
+function ticketEvents(ticket, more) {
   return new Promise((resolve) => {
     const es = new EventSource('/v1/events?ticket=' + encodeURIComponent(ticket));
     const listen = (name) => es.addEventListener(name, (e) => dispatch(name, e.data, e.lastEventId));
     // EventSource delivers a named event only to listeners of that name:
-    // listen to the catalogue's (KNOWN_EVENTS; a plugin's own command
-    // is seen only through the fetch-based reader)
+    // listen to the catalogue's (KNOWN_EVENTS) and to those the ticket
+    // names (the commands plugins registered)
     // ("message" is among them: onmessage is the same event, and would
     // dispatch each one twice)
-    for (const n of KNOWN_EVENTS) listen(n);
+    for (const n of new Set([...KNOWN_EVENTS, ...more])) listen(n);
     es.onopen = () => {
       streamOpened = true;
       connState('live', 'ok');
