@@ -26,6 +26,7 @@ import (
 	"time"
 	"unicode/utf8"
 
+	"github.com/heraldgw/herald"
 	"github.com/heraldgw/herald/adapters"
 	"github.com/heraldgw/herald/adapters/local"
 	"github.com/heraldgw/herald/gateway"
@@ -602,8 +603,9 @@ func payloadOf(event string) any {
 func localEvents(a *app) func(fn func(string, any)) func() {
 	return func(fn func(string, any)) func() {
 		order := &pointOrder{seen: map[uint64]bool{}, held: map[uint64]func(){}}
+		owners := &sessionOwners{a: a, byKey: map[string]local.SessionRef{}}
 		stopPoints := subscribeHookPoints(a, "local /v1/events", nil, func(name string, ctx json.RawMessage, at time.Time, point uint64) {
-			hp := local.HookPoint{ID: strconv.FormatUint(point, 10), At: at}
+			hp := local.HookPoint{ID: strconv.FormatUint(point, 10), At: at, Session: owners.see(name, ctx)}
 			if ctx != nil {
 				hp.Context = ctx
 			}
@@ -628,6 +630,50 @@ func pluginCommandEvents(a *app) func() []string {
 		}
 		return out
 	}
+}
+
+// sessionOwners names whose session an approval's hook point belongs
+// to: its payload carries only the session key (Hermes' shape). The
+// turn's agent:start, which comes first on the stream, says the
+// platform, chat and user; a key not seen since the stream's start is
+// looked up in the store (a session already stored), or named by its
+// platform alone.
+type sessionOwners struct {
+	a     *app
+	byKey map[string]local.SessionRef // the last maxSessionOwners keys seen
+}
+
+const maxSessionOwners = 4096
+
+// see is called with every hook point, in order, on one goroutine.
+func (o *sessionOwners) see(name string, ctx json.RawMessage) *local.SessionRef {
+	switch name {
+	case hooks.AgentStartEv:
+		var p hooks.AgentStart
+		if json.Unmarshal(ctx, &p) != nil {
+			return nil
+		}
+		src := herald.Source{Platform: herald.Platform(p.Platform), ChatID: p.ChatID, ChatType: herald.ChatType(p.ChatType), ThreadID: p.ThreadID, UserID: p.UserID}
+		key := sessions.Key(src, sessionKeyOptions(o.a.cfg))
+		if len(o.byKey) >= maxSessionOwners {
+			clear(o.byKey)
+		}
+		o.byKey[key] = local.SessionRef{Key: key, Platform: p.Platform, ChatID: p.ChatID, UserID: p.UserID}
+	case hooks.PreApprovalRequestHook, hooks.PostApprovalResponseHook:
+		var p hooks.Approval
+		if json.Unmarshal(ctx, &p) != nil || p.SessionKey == "" {
+			return nil
+		}
+		if ref, ok := o.byKey[p.SessionKey]; ok {
+			return &ref
+		}
+		ref := local.SessionRef{Key: p.SessionKey, Platform: sessions.KeyPlatform(p.SessionKey)}
+		if s, err := o.a.store.OpenSession(context.Background(), p.SessionKey); err == nil && s != nil {
+			ref.Platform, ref.ChatID, ref.UserID = s.Platform, s.ChatID, s.UserID
+		}
+		return &ref
+	}
+	return nil
 }
 
 // pointOrder puts each hook_result after its hook point on the stream:

@@ -279,8 +279,9 @@ func (c *consoleTab) noTokenInURLs() {
 }
 
 // An approval prompt's buttons: `run: rm -rf ./x` makes the echo model ask
-// for that terminal command; Approve once runs it, and its tool card shows
-// the result.
+// for that terminal command; the prompt says whose session it is for
+// (in the chat and in the trace); Approve once runs it, and its tool
+// card shows the result.
 func TestConsoleApprovalButtons(t *testing.T) {
 	home, work := t.TempDir(), t.TempDir()
 	if err := os.WriteFile(filepath.Join(home, "config.yaml"), []byte("agent:\n  workdir: "+work+"\n"), 0o600); err != nil {
@@ -290,6 +291,9 @@ func TestConsoleApprovalButtons(t *testing.T) {
 	c := openConsole(t, g)
 	c.say("run: rm -rf ./x")
 	c.wait("the approval buttons", `[...document.querySelectorAll('#messages .buttons button')].some(b => b.textContent === 'Approve once')`)
+	// the prompt and its row in the trace say whose session it is for
+	c.wait("the prompt's session", `[...document.querySelectorAll('#messages .msg.bot.prompt .owner')].some(o => o.textContent === 'approval for local · web · web-user' && o.title.startsWith('agent:main:local:'))`)
+	c.wait("the approval's session in the trace", `[...document.querySelectorAll('#trace .trace-row')].some(r => r.dataset.event === 'pre_approval_request' && r.querySelector('.chat').textContent === 'local · web · web-user')`)
 	// the prompt, marked to be found again once it is edited
 	c.do("mark the prompt", chromedp.Evaluate[chromedp.Void](`(() => {
 		const m = [...document.querySelectorAll('#messages .buttons button')].find(b => b.textContent === 'Approve once').closest('.msg');

@@ -563,3 +563,29 @@ func TestConsolePluginCommandOnTheEventStream(t *testing.T) {
 		}
 	}
 }
+
+// An approval's hook points name whose session they belong to beside
+// their payload (which carries only the session key): platform, chat and
+// user.
+func TestConsoleApprovalNamesItsSession(t *testing.T) {
+	home, work := t.TempDir(), t.TempDir()
+	if err := os.WriteFile(filepath.Join(home, "config.yaml"), []byte("agent:\n  workdir: "+work+"\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	g := cmdtest.Start(t, cmdtest.Options{Home: home})
+	events := g.Events(t)
+	g.PostAsync(`{"chat_id":"ap","user_id":"u-ap","user_name":"Ann","chat_type":"group","text":"run: rm -rf ./x"}`, nil)
+	pre := cmdtest.WaitFor(t, events, hooks.PreApprovalRequestHook, 60*time.Second)
+	key, _ := pre.Context["session_key"].(string)
+	s := pre.Session
+	if key == "" || s["key"] != key || s["platform"] != "local" || s["chat_id"] != "ap" || s["user_id"] != "u-ap" {
+		t.Fatalf("pre_approval_request: context %+v, session %+v", pre.Context, s)
+	}
+	if code, r := g.Post(t, `{"chat_id":"ap","user_id":"u-ap","chat_type":"group","text":"/deny"}`, nil); code != 200 {
+		t.Fatalf("/deny: %d %+v", code, r)
+	}
+	post := cmdtest.WaitFor(t, events, hooks.PostApprovalResponseHook, 60*time.Second)
+	if post.Session["chat_id"] != "ap" || post.Session["user_id"] != "u-ap" || post.Session["key"] != key {
+		t.Fatalf("post_approval_response: session %+v", post.Session)
+	}
+}

@@ -157,8 +157,28 @@ function botMessage(m, fromOutbox = false) {
   body.replaceChildren(render(m.text || ''));
   if (m.file) body.append(fileLink(m.file));
   drawButtons(node, id, m.buttons || []);
+  if ((m.buttons || []).length) {
+    node.classList.add('prompt');
+    ownerLine(node);
+  }
   if (id && /^\d+$/.test(id)) outboxAfter = Math.max(outboxAfter, Number(id));
   return node;
+}
+
+// approvalSession is whose session the chat's last approval prompt is
+// for ("session" beside pre_approval_request's payload).
+let approvalSession = null;
+
+// sessionLabel names a session as platform · chat · user.
+function sessionLabel(s) {
+  return [s.platform, s.chat_id, s.user_id].filter(Boolean).join(' · ');
+}
+
+// ownerLine says on an approval prompt whose session it is for, once
+// the console knows it.
+function ownerLine(node) {
+  if (!approvalSession || node.querySelector('.owner')) return;
+  node.querySelector('.who').after(el('div', { class: 'owner', title: approvalSession.key, text: 'approval for ' + sessionLabel(approvalSession) }));
 }
 
 function drawButtons(node, id, buttons) {
@@ -314,6 +334,11 @@ function onEvent(name, data, id) {
       break;
     case 'pre_approval_request':
       if (c.session_id && c.session_id === turn.session) working(true, 'waiting for approval');
+      if (data && data.session && data.session.platform === 'local' && data.session.chat_id === chat) {
+        approvalSession = data.session;
+        working(true, 'waiting for approval');
+        for (const node of messages.querySelectorAll('.msg.bot.prompt')) ownerLine(node);
+      }
       break;
   }
 }
@@ -635,13 +660,16 @@ function trace(name, c, data) {
   }
   const at = data.at || '';
   const when = (at ? new Date(at) : new Date()).toLocaleTimeString();
-  const chatID = chatOf(c);
-  const row = el('li', { class: 'trace-row', 'data-event': name, 'data-chat': chatID + ' ' + (c.session_id || '') });
+  // an approval's payload has only the session key: whose session it
+  // is comes beside it
+  const owner = data.session ? sessionLabel(data.session) : '';
+  const chatID = owner || chatOf(c);
+  const row = el('li', { class: 'trace-row', 'data-event': name, 'data-chat': chatID + ' ' + (c.session_id || '') + ' ' + (c.session_key || '') });
   const details = el('details');
   const sum = el('summary', {},
     el('time', { text: when, title: at || '' }),
     el('span', { class: 'ev', text: name }),
-    el('span', { class: 'chat', text: chatID, title: c.session_id || '' }),
+    el('span', { class: 'chat', text: chatID, title: c.session_id || c.session_key || '' }),
     el('span', { class: 'sum', text: String(summary(name, c)).slice(0, 120) }),
     el('span', { class: 'outcomes' }));
   details.append(sum, el('pre', { class: 'payload', text: JSON.stringify(c, null, 2) }), el('div', { class: 'attachments' }));
