@@ -483,7 +483,21 @@ func TestConsoleScreenshots(t *testing.T) {
 	if err := os.WriteFile(filepath.Join(work, "notes.txt"), []byte("hello\n"), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	g := cmdtest.Start(t, cmdtest.Options{Home: home, Args: []string{"--accept-hooks"}})
+	writeFiles(t, filepath.Join(home, "hooks", "no-status"), map[string]string{
+		"HOOK.yaml": "events: [command:status]\ncommand: [./deny.sh]\n",
+		"deny.sh":   "#!/bin/sh\ncat >/dev/null\necho '{\"decision\": \"deny\", \"message\": \"status is off today\"}'\n",
+	})
+	allowDir(t, home, "no-status")
+	audit := hooks.Plugin{Name: "rm-guard", Register: func(c *hooks.PluginContext) error {
+		c.RegisterHook(hooks.PreToolCallHook, hooks.Func(func(ctx context.Context, p *hooks.PreToolCall) *hooks.ToolDecision {
+			if cmd, _ := p.Args["command"].(string); strings.Contains(cmd, "rm -rf /") {
+				return hooks.Block("not the whole disk")
+			}
+			return nil
+		}))
+		return nil
+	}}
+	g := cmdtest.Start(t, cmdtest.Options{Home: home, Args: []string{"--accept-hooks"}, Plugins: []hooks.Plugin{audit}})
 	c := openConsole(t, g)
 	c.do("set the viewport", chromedp.Func(func(ctx context.Context, tg *chromedp.Target) error {
 		_, err := chromedp.Call(ctx, emulation.SetDeviceMetricsOverride, emulation.SetDeviceMetricsOverrideParams{Width: 1200, Height: 820, DeviceScaleFactor: 1})
@@ -515,6 +529,7 @@ func TestConsoleScreenshots(t *testing.T) {
 	// an approval prompt with its buttons, answered by one
 	c.say("run: rm -rf ./old")
 	c.wait("the approval buttons", `[...document.querySelectorAll('#messages .buttons button')].some(b => b.textContent === 'Approve once')`)
+	c.wait("whose session the prompt is for", `document.querySelector('#messages .msg.bot.prompt .owner') !== null`)
 	c.do("scroll down", chromedp.Evaluate[chromedp.Void](`document.getElementById('messages').scrollTop = 1e9`))
 	shot("approval")
 	c.do("approve once", chromedp.Click(chromedp.JSPath(`[...document.querySelectorAll('#messages .buttons button')].find(b => b.textContent === 'Approve once')`)))
@@ -536,9 +551,9 @@ func TestConsoleScreenshots(t *testing.T) {
 
 	c.wait("the hooks tab", `!document.querySelector('.tab[data-view="hooks"]').hidden`)
 	c.do("open hooks", chromedp.Click(chromedp.CSS(`.tab[data-view="hooks"]`)))
-	c.wait("a hook", `document.querySelector('#hooks .hook button') !== null`)
-	c.do("test it", chromedp.Click(chromedp.CSS(`#hooks .hook button`)))
-	c.wait("its answer", `document.querySelector('#hooks .hook-result') !== null`)
+	c.wait("the hooks", `document.querySelectorAll('#hooks .hook button').length >= 4`)
+	c.do("test each", chromedp.Evaluate[chromedp.Void](`document.querySelectorAll('#hooks .hook button').forEach(b => b.click())`))
+	c.wait("their answers", `[...document.querySelectorAll('#hooks .hook')].every(h => h.querySelector('.hook-result') !== null)`)
 	shot("hooks")
 }
 

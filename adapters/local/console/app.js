@@ -277,6 +277,8 @@ function duration(ms) {
 // ---- the turn's state ------------------------------------------------------
 
 const turn = { session: '', since: 0, tool: '', timer: 0 };
+// WAITING stands in for the tool while an approval is asked
+const WAITING = 'waiting for approval';
 
 function working(on, tool) {
   const w = $('working');
@@ -292,7 +294,8 @@ function working(on, tool) {
   if (tool !== undefined) turn.tool = tool;
   const draw = () => {
     const s = Math.floor((Date.now() - turn.since) / 1000);
-    w.textContent = `working… ${s}s` + (turn.tool ? ` · running ${turn.tool}` : '');
+    const doing = turn.tool === WAITING ? WAITING : 'running ' + turn.tool;
+    w.textContent = `working… ${s}s` + (turn.tool ? ` · ${doing}` : '');
   };
   draw();
   w.hidden = false;
@@ -333,10 +336,10 @@ function onEvent(name, data, id) {
       }
       break;
     case 'pre_approval_request':
-      if (c.session_id && c.session_id === turn.session) working(true, 'waiting for approval');
+      // its payload names the session by key only: "session" says whose
       if (data && data.session && data.session.platform === 'local' && data.session.chat_id === chat) {
         approvalSession = data.session;
-        working(true, 'waiting for approval');
+        working(true, WAITING);
         for (const node of messages.querySelectorAll('.msg.bot.prompt')) ownerLine(node);
       }
       break;
