@@ -589,3 +589,42 @@ func TestConsoleApprovalNamesItsSession(t *testing.T) {
 		t.Fatalf("post_approval_response: session %+v", post.Session)
 	}
 }
+
+// A turn whose model wrote before asking for an approval, answered by a
+// typed /approve: the answer goes to the /approve request, once (the
+// words before the prompt stay as they were shown).
+func TestConsoleStreamedReplyAcrossATypedApproval(t *testing.T) {
+	home, work := t.TempDir(), t.TempDir()
+	if err := os.WriteFile(filepath.Join(home, "config.yaml"), []byte("agent:\n  workdir: "+work+"\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	srv := agenttest.New(t,
+		agenttest.Reply{Content: "Let me clean up.", ToolCalls: []agenttest.ToolCall{{ID: "call_1", Name: "terminal", Args: `{"command":"rm -rf ./x"}`}}},
+		agenttest.Reply{Content: "Cleaned up."})
+	env := fakeModelEnv(srv)
+	g := cmdtest.Start(t, cmdtest.Options{Home: home, Env: env})
+	first := g.Say(t, "ta", "clean up")
+	// (the words before the prompt are sent as the model writes them:
+	// before or after the prompt reaches the first request)
+	if first.Status != "awaiting_input" || !strings.Contains(first.Text(), "needs your approval") {
+		t.Fatalf("first: %+v", first)
+	}
+	second := g.Say(t, "ta", "/approve")
+	if second.Status != "done" || !strings.Contains(second.Text(), "Cleaned up.") {
+		t.Fatalf("/approve: %+v", second)
+	}
+	var outbox struct {
+		Messages []struct {
+			Text string `json:"text"`
+		} `json:"messages"`
+	}
+	api(t, g, "GET", "/v1/chats/ta/messages", g.Token, "", &outbox)
+	var texts []string
+	for _, m := range outbox.Messages {
+		texts = append(texts, m.Text)
+	}
+	all := strings.Join(texts, "|")
+	if strings.Count(all, "Cleaned up.") != 1 || strings.Count(all, "Let me clean up.") > 1 {
+		t.Fatalf("outbox: %q", all)
+	}
+}
