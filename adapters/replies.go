@@ -87,3 +87,30 @@ func (w *Waiter[T]) Got() []T {
 // Arrived receives a value after something new arrived (several
 // arrivals may share one); read Got then.
 func (w *Waiter[T]) Arrived() <-chan struct{} { return w.kick }
+
+// Revise rewrites what every request waiting from chat has collected:
+// revise returns each value as it is to be, and whether it changed. A
+// sent message was edited (a streamed reply grew), and a request that
+// answers once the turn is over must return the message as it ended,
+// once. It reports whether any value changed.
+func (rs *Replies[T]) Revise(chat string, revise func(T) (T, bool)) bool {
+	rs.mu.Lock()
+	var ws []*Waiter[T]
+	for _, w := range rs.waiting {
+		if w.chat == chat {
+			ws = append(ws, w)
+		}
+	}
+	rs.mu.Unlock()
+	changed := false
+	for _, w := range ws {
+		w.mu.Lock()
+		for i, v := range w.got {
+			if nv, ok := revise(v); ok {
+				w.got[i], changed = nv, true
+			}
+		}
+		w.mu.Unlock()
+	}
+	return changed
+}

@@ -42,3 +42,27 @@ func TestRepliesMatchChatAndCause(t *testing.T) {
 		t.Fatal("delivered after every request released")
 	}
 }
+
+// Revise rewrites what the requests waiting from one chat collected, in
+// place, and nothing of another chat's.
+func TestRepliesRevise(t *testing.T) {
+	var rs adapters.Replies[string]
+	w, _ := rs.Await("m1", "c1")
+	other, _ := rs.Await("m2", "c2")
+	rs.Deliver("c1", "m1", "Hel")
+	rs.Deliver("c1", "m1", "notice")
+	rs.Deliver("c2", "m2", "Hel")
+	grow := func(v string) (string, bool) { return v + "lo", v == "Hel" }
+	if !rs.Revise("c1", grow) {
+		t.Fatal("nothing revised")
+	}
+	if got := w.Got(); len(got) != 2 || got[0] != "Hello" || got[1] != "notice" {
+		t.Fatalf("c1 got %v", got)
+	}
+	if got := other.Got(); len(got) != 1 || got[0] != "Hel" {
+		t.Fatalf("c2 got %v", got)
+	}
+	if rs.Revise("c3", grow) {
+		t.Fatal("a chat nobody waits on was revised")
+	}
+}

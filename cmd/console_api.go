@@ -17,6 +17,8 @@ import (
 	"io"
 	"net/http"
 	"path/filepath"
+	"reflect"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -24,6 +26,7 @@ import (
 	"time"
 	"unicode/utf8"
 
+	"github.com/heraldgw/herald"
 	"github.com/heraldgw/herald/adapters"
 	"github.com/heraldgw/herald/adapters/local"
 	"github.com/heraldgw/herald/gateway"
@@ -253,23 +256,22 @@ func subscribes(pattern, event string) bool {
 	return ok && strings.HasPrefix(event, base+":")
 }
 
-// attachments lists what is attached to each catalogue event: Go
-// plugins, directory hooks, then shell and Claude Code entries, each
-// event's by priority.
-func (c *consoleAPI) attachments() map[string][]attachment {
+// attachments lists what is attached to each catalogue event, and to
+// each command event an attachment names ("command:status", listed
+// with the attachments of "command:*" and "*" too): Go plugins,
+// directory hooks, then shell and Claude Code entries, each event's by
+// priority. With only set, it lists that one event's.
+func (c *consoleAPI) attachments(only string) map[string][]attachment {
 	a := c.a
-	out := map[string][]attachment{}
-	add := func(patterns []string, at attachment) {
-		for _, ev := range hooks.Names() {
-			for _, p := range patterns {
-				if subscribes(hooks.CanonicalEvent(p), ev) {
-					x := at
-					x.ID = attachmentID(at.Kind, ev, at.Source, at.Name)
-					out[ev] = append(out[ev], x)
-					break
-				}
-			}
+	var all []attachment
+	var patterns [][]string
+	add := func(ps []string, at attachment) {
+		all = append(all, at)
+		canon := make([]string, len(ps))
+		for i, p := range ps {
+			canon[i] = hooks.CanonicalEvent(p)
 		}
+		patterns = append(patterns, canon)
 	}
 	for _, p := range a.plugins {
 		add(p.Events, attachment{Name: p.Name, Kind: "go", Type: hooks.TypeCommand, Consent: consentNotNeeded, Source: p.Name})
@@ -278,8 +280,9 @@ func (c *consoleAPI) attachments() map[string][]attachment {
 	dirList := a.dirAllowlist()
 	found, _ := hooks.DiscoverDir(filepath.Join(a.home, "hooks"))
 	for _, h := range found {
+		// the accept switch approves shell hooks only (hooks.DirConsent)
 		consent := consentNotApproved
-		if approved, _ := dirList.DirApproved(h.Dir); approved || accept {
+		if approved, _ := dirList.DirApproved(h.Dir); approved {
 			consent = consentApproved
 		}
 		add(h.Events, attachment{Name: h.Name, Kind: "dir", Type: h.Typed.Kind(), Matcher: h.Matcher, Priority: h.Priority,
@@ -299,6 +302,19 @@ func (c *consoleAPI) attachments() map[string][]attachment {
 		add([]string{s.Event}, attachment{Name: s.Name(), Kind: kind, Type: s.Kind(), Matcher: s.Matcher, Priority: s.Priority,
 			Consent: consent, Source: s.Origin(), spec: &spec})
 	}
+	events := hookEvents(patterns)
+	if only != "" {
+		events = []string{only}
+	}
+	out := map[string][]attachment{}
+	for _, ev := range events {
+		for i, at := range all {
+			if slices.ContainsFunc(patterns[i], func(p string) bool { return subscribes(p, ev) }) {
+				at.ID = attachmentID(at.Kind, ev, at.Source, at.Name)
+				out[ev] = append(out[ev], at)
+			}
+		}
+	}
 	kindOrder := map[string]int{"go": 0, "dir": 1, "shell": 2, "claude": 2}
 	for ev := range out {
 		sort.SliceStable(out[ev], func(i, j int) bool {
@@ -312,14 +328,44 @@ func (c *consoleAPI) attachments() map[string][]attachment {
 	return out
 }
 
+// hookEvents is every catalogue event, and after them each command
+// event ("command:status") a pattern names, sorted.
+func hookEvents(patterns [][]string) []string {
+	events := hooks.Names()
+	var commands []string
+	for _, ps := range patterns {
+		for _, p := range ps {
+			if strings.HasPrefix(p, hooks.CommandPrefix) && !strings.HasSuffix(p, "*") && !slices.Contains(events, p) && !slices.Contains(commands, p) {
+				commands = append(commands, p)
+			}
+		}
+	}
+	sort.Strings(commands)
+	return append(events, commands...)
+}
+
+// sortedEvents is every catalogue event, then the other events of all
+// (commands), sorted.
+func sortedEvents(all map[string][]attachment) []string {
+	events := hooks.Names()
+	var more []string
+	for ev := range all {
+		if !slices.Contains(events, ev) {
+			more = append(more, ev)
+		}
+	}
+	sort.Strings(more)
+	return append(events, more...)
+}
+
 func (c *consoleAPI) listHooks(w http.ResponseWriter, r *http.Request) {
 	type event struct {
 		Event       string       `json:"event"`
 		Attachments []attachment `json:"attachments"`
 	}
-	all := c.attachments()
+	all := c.attachments("")
 	out := []event{}
-	for _, ev := range hooks.Names() {
+	for _, ev := range sortedEvents(all) {
 		out = append(out, event{Event: ev, Attachments: append([]attachment{}, all[ev]...)})
 	}
 	adapters.WriteJSON(w, http.StatusOK, map[string]any{"events": out})
@@ -352,7 +398,7 @@ func (c *consoleAPI) testHooks(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	var chosen []attachment
-	for _, at := range c.attachments()[event] {
+	for _, at := range c.attachments(event)[event] {
 		if in.AttachmentID == "" || at.ID == in.AttachmentID {
 			chosen = append(chosen, at)
 		}
@@ -371,38 +417,184 @@ func (c *consoleAPI) testHooks(w http.ResponseWriter, r *http.Request) {
 	adapters.WriteJSON(w, http.StatusOK, map[string]any{"results": out})
 }
 
-// testOne fires payload at one attachment, as `herald hooks test` does.
+// testOne fires payload at one attachment: a shell or Claude Code
+// entry as `herald hooks test` does, a directory hook or a Go plugin's
+// callback through the handler the gateway attached (registered) for
+// it, with the event's typed payload.
 func (c *consoleAPI) testOne(ctx context.Context, runner *hooks.ShellRunner, at attachment, event string, payload any) hookTestResult {
 	res := hookTestResult{ID: at.ID, Name: at.Name, Outcome: "error", Answer: json.RawMessage("null")}
-	switch {
-	case at.spec == nil:
-		res.Detail = "not run: only config.yaml and Claude Code hooks can be tested here (directory hooks and Go plugins answer in the gateway's own hook points)"
+	if at.Consent != consentApproved && at.Consent != consentNotNeeded {
+		how := fmt.Sprintf("herald hooks allow %s", filepath.Dir(at.Source))
+		if at.spec != nil {
+			how = fmt.Sprintf("herald hooks allow %s %q", at.spec.Event, at.spec.Key())
+		}
+		res.Detail = fmt.Sprintf("not run: this hook needs consent (%s)", how)
 		return res
-	case at.Consent != consentApproved:
-		res.Detail = fmt.Sprintf("not run: this hook needs consent (herald hooks allow %s %q)", at.spec.Event, at.spec.Key())
-		return res
-	case (at.Type == hooks.TypePrompt || at.Type == hooks.TypeAgent) && runner.Judge == nil:
+	}
+	if (at.Type == hooks.TypePrompt || at.Type == hooks.TypeAgent) && runner.Judge == nil {
 		res.Detail = "not run: no model to ask (no model endpoint is configured)"
 		return res
 	}
-	f, err := fireSpec(ctx, runner, *at.spec, event, payload)
-	if err != nil {
-		res.Detail = c.a.redactor.Redact(err.Error())
-		return res
+	var (
+		value   any
+		err     error
+		elapsed time.Duration
+	)
+	if at.spec != nil {
+		f, ferr := fireSpec(ctx, runner, *at.spec, event, payload)
+		if ferr != nil {
+			res.Detail = c.a.redactor.Redact(ferr.Error())
+			return res
+		}
+		value, err, elapsed = f.value, f.err, f.elapsed
+		if f.run != nil && f.run.SpawnErr != nil {
+			err = f.run.SpawnErr
+		}
+	} else {
+		typed, terr := typedPayload(event, payload)
+		if terr != nil {
+			res.Detail = terr.Error()
+			return res
+		}
+		subs := c.attached(at, event)
+		if len(subs) == 0 {
+			res.Detail = "not run: the gateway has not attached this hook (see herald hooks doctor)"
+			return res
+		}
+		start := time.Now()
+		for _, sub := range subs {
+			if value, err = callHandler(ctx, sub, event, typed); err != nil || value != nil {
+				break
+			}
+		}
+		elapsed = time.Since(start)
 	}
-	res.DurationMS = f.elapsed.Milliseconds()
-	ferr := f.err
-	if f.run != nil && f.run.SpawnErr != nil {
-		ferr = f.run.SpawnErr
-	}
-	res.Outcome, res.Detail = hooks.Outcome(f.value, ferr)
+	res.DurationMS = elapsed.Milliseconds()
+	res.Outcome, res.Detail = hooks.Outcome(value, err)
 	res.Detail = cutText(c.a.redactor.Redact(res.Detail), 500)
-	if f.value != nil && ferr == nil {
-		if b, err := json.Marshal(f.value); err == nil {
+	if rv := reflect.ValueOf(value); err == nil && rv.IsValid() && !(rv.Kind() == reflect.Pointer && rv.IsNil()) {
+		if b, err := json.Marshal(value); err == nil {
 			res.Answer = hooks.RedactJSON(c.a.redactor, b)
 		}
 	}
 	return res
+}
+
+// attached finds the registry's subscriptions of a Go plugin or a
+// directory hook that take event.
+func (c *consoleAPI) attached(at attachment, event string) []hooks.Subscription {
+	var out []hooks.Subscription
+	for _, sub := range c.a.hooks.Subscribers() {
+		switch {
+		case at.Kind == "go" && sub.Attach == hooks.AttachGo && sub.Name == at.Name:
+		case at.Kind == "dir" && sub.Attach == hooks.AttachDir && sub.Name == at.Name && sub.Order == filepath.Base(filepath.Dir(at.Source)):
+		default:
+			continue
+		}
+		if slices.ContainsFunc(sub.Events, func(p string) bool { return subscribes(p, event) }) {
+			out = append(out, sub)
+		}
+	}
+	return out
+}
+
+// callHandler calls one subscription's handler as the registry would:
+// bounded by its timeout, a panic caught and returned as an error.
+func callHandler(ctx context.Context, sub hooks.Subscription, event string, payload any) (value any, err error) {
+	timeout := sub.Timeout
+	if timeout <= 0 {
+		timeout = 30 * time.Second
+	}
+	ctx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
+	defer func() {
+		if p := recover(); p != nil {
+			value, err = nil, fmt.Errorf("panic: %v", p)
+		}
+	}()
+	return sub.Handler(ctx, hooks.Event{Name: event, Payload: payload, Time: time.Now()})
+}
+
+// typedPayload is payload (samplePayload's, maybe overlaid) as the Go
+// type the gateway emits at event, so a Go plugin's typed callback takes
+// it; an overlay that does not fit the type is an error naming it.
+func typedPayload(event string, payload any) (any, error) {
+	typed := payloadOf(event)
+	if typed == nil {
+		return payload, nil
+	}
+	if reflect.TypeOf(typed) == reflect.TypeOf(payload) {
+		return payload, nil
+	}
+	b, err := json.Marshal(payload)
+	if err == nil {
+		err = json.Unmarshal(b, typed)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("the payload does not fit %s's: %v", event, err)
+	}
+	if cmd, ok := typed.(*hooks.Command); ok && cmd.Command == "" && event != hooks.CommandPrefix+"*" {
+		cmd.Command = strings.TrimPrefix(event, hooks.CommandPrefix)
+		cmd.RawCommand, cmd.Platform, cmd.UserID = "/"+cmd.Command, "local", "test-user"
+	}
+	return typed, nil
+}
+
+// payloadOf returns a new value of the payload type of event (nil for
+// an event it does not know).
+func payloadOf(event string) any {
+	if strings.HasPrefix(event, hooks.CommandPrefix) {
+		return &hooks.Command{}
+	}
+	switch event {
+	case hooks.GatewayStartup:
+		return &hooks.Startup{}
+	case hooks.SessionStartEv:
+		return &hooks.SessionStart{}
+	case hooks.SessionEndEv, hooks.SessionResetEv:
+		return &hooks.SessionBoundary{}
+	case hooks.AgentStartEv:
+		return &hooks.AgentStart{}
+	case hooks.AgentEndEv:
+		return &hooks.AgentEnd{}
+	case hooks.AgentStepEv:
+		return &hooks.AgentStep{}
+	case hooks.PreToolCallHook:
+		return &hooks.PreToolCall{}
+	case hooks.PostToolCallHook, hooks.TransformToolResultHook:
+		return &hooks.ToolResult{}
+	case hooks.PreLLMCallHook:
+		return &hooks.PreLLMCall{}
+	case hooks.PostLLMCallHook:
+		return &hooks.PostLLMCall{}
+	case hooks.PreAPIRequestHook:
+		return &hooks.APIRequest{}
+	case hooks.PostAPIRequestHook:
+		return &hooks.APIResponse{}
+	case hooks.OnSessionStartHook:
+		return &hooks.SessionStarted{}
+	case hooks.OnSessionEndHook:
+		return &hooks.SessionEnded{}
+	case hooks.OnSessionFinalizeHook:
+		return &hooks.SessionFinalized{}
+	case hooks.OnSessionResetHook:
+		return &hooks.SessionWasReset{}
+	case hooks.SubagentStopHook:
+		return &hooks.SubagentStop{}
+	case hooks.PreGatewayDispatchHook:
+		return &hooks.Dispatch{}
+	case hooks.PreApprovalRequestHook, hooks.PostApprovalResponseHook:
+		return &hooks.Approval{}
+	case hooks.TransformTerminalOutputHook:
+		return &hooks.TerminalOutput{}
+	case hooks.TransformLLMOutputHook:
+		return &hooks.LLMOutput{}
+	case hooks.PreCompactHook:
+		return &hooks.PreCompact{}
+	case hooks.PostCompactHook:
+		return &hooks.PostCompact{}
+	}
+	return nil
 }
 
 // localEvents feeds the local platform's /v1/events: every hook point
@@ -411,8 +603,9 @@ func (c *consoleAPI) testOne(ctx context.Context, runner *hooks.ShellRunner, at 
 func localEvents(a *app) func(fn func(string, any)) func() {
 	return func(fn func(string, any)) func() {
 		order := &pointOrder{seen: map[uint64]bool{}, held: map[uint64]func(){}}
+		owners := &sessionOwners{a: a, byKey: map[string]local.SessionRef{}}
 		stopPoints := subscribeHookPoints(a, "local /v1/events", nil, func(name string, ctx json.RawMessage, at time.Time, point uint64) {
-			hp := local.HookPoint{ID: strconv.FormatUint(point, 10), At: at}
+			hp := local.HookPoint{ID: strconv.FormatUint(point, 10), At: at, Session: owners.see(name, ctx)}
 			if ctx != nil {
 				hp.Context = ctx
 			}
@@ -424,6 +617,63 @@ func localEvents(a *app) func(fn func(string, any)) func() {
 		})
 		return func() { stopResults(); stopPoints() }
 	}
+}
+
+// pluginCommandEvents names the hook points of the commands plugins
+// registered ("command:weather"): the catalogue does not list them, and
+// a browser listens to events by name.
+func pluginCommandEvents(a *app) func() []string {
+	return func() []string {
+		var out []string
+		for _, c := range a.hooks.Commands() {
+			out = append(out, hooks.CommandPrefix+c.Name)
+		}
+		return out
+	}
+}
+
+// sessionOwners names whose session an approval's hook point belongs
+// to: its payload carries only the session key (Hermes' shape). The
+// turn's agent:start, which comes first on the stream, says the
+// platform, chat and user; a key not seen since the stream's start is
+// looked up in the store (a session already stored), or named by its
+// platform alone.
+type sessionOwners struct {
+	a     *app
+	byKey map[string]local.SessionRef // the last maxSessionOwners keys seen
+}
+
+const maxSessionOwners = 4096
+
+// see is called with every hook point, in order, on one goroutine.
+func (o *sessionOwners) see(name string, ctx json.RawMessage) *local.SessionRef {
+	switch name {
+	case hooks.AgentStartEv:
+		var p hooks.AgentStart
+		if json.Unmarshal(ctx, &p) != nil {
+			return nil
+		}
+		src := herald.Source{Platform: herald.Platform(p.Platform), ChatID: p.ChatID, ChatType: herald.ChatType(p.ChatType), ThreadID: p.ThreadID, UserID: p.UserID}
+		key := sessions.Key(src, sessionKeyOptions(o.a.cfg))
+		if len(o.byKey) >= maxSessionOwners {
+			clear(o.byKey)
+		}
+		o.byKey[key] = local.SessionRef{Key: key, Platform: p.Platform, ChatID: p.ChatID, UserID: p.UserID}
+	case hooks.PreApprovalRequestHook, hooks.PostApprovalResponseHook:
+		var p hooks.Approval
+		if json.Unmarshal(ctx, &p) != nil || p.SessionKey == "" {
+			return nil
+		}
+		if ref, ok := o.byKey[p.SessionKey]; ok {
+			return &ref
+		}
+		ref := local.SessionRef{Key: p.SessionKey, Platform: sessions.KeyPlatform(p.SessionKey)}
+		if s, err := o.a.store.OpenSession(context.Background(), p.SessionKey); err == nil && s != nil {
+			ref.Platform, ref.ChatID, ref.UserID = s.Platform, s.ChatID, s.UserID
+		}
+		return &ref
+	}
+	return nil
 }
 
 // pointOrder puts each hook_result after its hook point on the stream:

@@ -34,7 +34,9 @@ import (
 	"github.com/chromedp/chromedp/kb"
 
 	"github.com/heraldgw/herald/adapters/local"
+	"github.com/heraldgw/herald/agent/agenttest"
 	"github.com/heraldgw/herald/cmd/cmdtest"
+	"github.com/heraldgw/herald/hooks"
 )
 
 // browser is the one Chromium of the test binary.
@@ -277,8 +279,9 @@ func (c *consoleTab) noTokenInURLs() {
 }
 
 // An approval prompt's buttons: `run: rm -rf ./x` makes the echo model ask
-// for that terminal command; Approve once runs it, and its tool card shows
-// the result.
+// for that terminal command; the prompt says whose session it is for
+// (in the chat and in the trace); Approve once runs it, and its tool
+// card shows the result.
 func TestConsoleApprovalButtons(t *testing.T) {
 	home, work := t.TempDir(), t.TempDir()
 	if err := os.WriteFile(filepath.Join(home, "config.yaml"), []byte("agent:\n  workdir: "+work+"\n"), 0o600); err != nil {
@@ -288,6 +291,9 @@ func TestConsoleApprovalButtons(t *testing.T) {
 	c := openConsole(t, g)
 	c.say("run: rm -rf ./x")
 	c.wait("the approval buttons", `[...document.querySelectorAll('#messages .buttons button')].some(b => b.textContent === 'Approve once')`)
+	// the prompt and its row in the trace say whose session it is for
+	c.wait("the prompt's session", `[...document.querySelectorAll('#messages .msg.bot.prompt .owner')].some(o => o.textContent === 'approval for local · web · web-user' && o.title.startsWith('agent:main:local:'))`)
+	c.wait("the approval's session in the trace", `[...document.querySelectorAll('#trace .trace-row')].some(r => r.dataset.event === 'pre_approval_request' && r.querySelector('.chat').textContent === 'local · web · web-user')`)
 	// the prompt, marked to be found again once it is edited
 	c.do("mark the prompt", chromedp.Evaluate[chromedp.Void](`(() => {
 		const m = [...document.querySelectorAll('#messages .buttons button')].find(b => b.textContent === 'Approve once').closest('.msg');
@@ -340,6 +346,61 @@ func TestConsoleSessionsAndHooks(t *testing.T) {
 	c.noTokenInURLs()
 }
 
+// The Hooks view's "Test this hook" works on every row: a shell hook, a
+// directory hook and a Go plugin each show their answer.
+func TestConsoleHooksTestEveryRow(t *testing.T) {
+	home := t.TempDir()
+	cfg := "hooks:\n  pre_llm_call:\n    - command: \"/bin/true\"\n"
+	if err := os.WriteFile(filepath.Join(home, "config.yaml"), []byte(cfg), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	writeFiles(t, filepath.Join(home, "hooks", "no-status"), map[string]string{
+		"HOOK.yaml": "events: [command:status]\ncommand: [./deny.sh]\n",
+		"deny.sh":   "#!/bin/sh\ncat >/dev/null\necho '{\"decision\": \"deny\", \"message\": \"status is off today\"}'\n",
+	})
+	allowDir(t, home, "no-status")
+	guard := hooks.Plugin{Name: "tool-guard", Register: func(c *hooks.PluginContext) error {
+		c.RegisterHook(hooks.PreToolCallHook, hooks.Func(func(ctx context.Context, p *hooks.PreToolCall) *hooks.ToolDecision {
+			return hooks.Block("the plugin blocks " + p.ToolName)
+		}))
+		return nil
+	}}
+	g := cmdtest.Start(t, cmdtest.Options{Home: home, Args: []string{"--accept-hooks"}, Plugins: []hooks.Plugin{guard}})
+	c := openConsole(t, g)
+	c.wait("the hooks tab", `!document.querySelector('.tab[data-view="hooks"]').hidden`)
+	c.do("open hooks", chromedp.Click(chromedp.CSS(`.tab[data-view="hooks"]`)))
+	row := func(event, name string) string {
+		return fmt.Sprintf(`[...document.querySelectorAll('#hooks .hook-event[data-event=%q] .hook')].find(h => h.querySelector('strong').textContent === %q)`, event, name)
+	}
+	rows := []struct{ event, name, answer string }{
+		{"pre_llm_call", "/bin/true", "none"},
+		{"command:status", "no-status", "block status is off today"},
+		{"pre_tool_call", "tool-guard", "block the plugin blocks terminal"},
+	}
+	for _, r := range rows {
+		c.wait("the row of "+r.name, row(r.event, r.name)+` !== undefined`)
+		c.do("test "+r.name, chromedp.Click(chromedp.JSPath(row(r.event, r.name)+`.querySelector('button')`)))
+		c.wait("the answer of "+r.name, fmt.Sprintf(`(() => { const res = %s.querySelector('.hook-result'); return res !== null && res.textContent.replace(/\s+/g, ' ').trim().startsWith(%q); })()`, row(r.event, r.name), r.answer))
+	}
+}
+
+// A command a plugin registered shows in the live trace (the page's
+// EventSource listens to the names the ticket names beside the
+// catalogue's), as a built-in command does.
+func TestConsolePluginCommandInTheTrace(t *testing.T) {
+	weather := hooks.Plugin{Name: "weather", Register: func(c *hooks.PluginContext) error {
+		return c.RegisterCommand("weather", "the weather", "<city>", func(ctx context.Context, call *hooks.CommandCall) (string, error) {
+			return "Sunny in " + call.RawArgs + ".", nil
+		})
+	}}
+	g := cmdtest.Start(t, cmdtest.Options{Plugins: []hooks.Plugin{weather}})
+	c := openConsole(t, g)
+	c.say("/weather Paris")
+	c.wait("the command's answer", botSays("Sunny in Paris."))
+	c.do("open the trace", chromedp.Click(chromedp.CSS(`.tab[data-view="trace"]`)))
+	c.wait("command:weather in the trace", `[...document.querySelectorAll('#trace .trace-row')].some(r => r.dataset.event === 'command:weather' && r.querySelector('.payload').textContent.includes('"args": "Paris"'))`)
+}
+
 // A turn that waits on an approval, answered by typing (which works on
 // every gateway): the chat shows the turn working, the prompt's command
 // as a code block (no literal fences), the terminal call as a card with
@@ -374,6 +435,32 @@ func TestConsoleWorkingToolCardAndStop(t *testing.T) {
 	c.wait("the turn stopped", `document.getElementById('working').hidden`)
 }
 
+// A reply the model streams grows in place in the chat: the page shows
+// its first words while the model still writes, then the whole text, in
+// one message.
+func TestConsoleStreamedReply(t *testing.T) {
+	const answer = "Streaming: the first words, then some more, then the end."
+	gates := []chan struct{}{make(chan struct{}), make(chan struct{})}
+	srv := agenttest.New(t, agenttest.Reply{Content: answer, Pieces: 3, Gates: gates})
+	g := cmdtest.Start(t, cmdtest.Options{Env: fakeModelEnv(srv)})
+	c := openConsole(t, g)
+	parts := agenttest.Split(answer, 3)
+	onlyBot := func(text string) string {
+		return fmt.Sprintf(`(() => { const b = [...document.querySelectorAll('#messages .msg.bot .body')]; return b.length === 1 && b[0].textContent === %q; })()`, text)
+	}
+
+	c.say("tell me")
+	c.wait("the first words while the model writes", onlyBot(parts[0]))
+	close(gates[0])
+	c.wait("the reply grown", onlyBot(parts[0]+parts[1]))
+	close(gates[1])
+	c.wait("the whole reply, once", onlyBot(answer))
+	c.wait("the turn over", `document.getElementById('working').hidden`)
+	if !c.eval(onlyBot(answer)) {
+		t.Fatal("the reply changed after the turn ended")
+	}
+}
+
 // TestConsoleScreenshots walks every view (chat with a tool card, an
 // approval prompt, trace, sessions, hooks) and takes a screenshot of
 // each into the directory HERALD_SCREENSHOTS names (scripts/screenshots
@@ -396,7 +483,21 @@ func TestConsoleScreenshots(t *testing.T) {
 	if err := os.WriteFile(filepath.Join(work, "notes.txt"), []byte("hello\n"), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	g := cmdtest.Start(t, cmdtest.Options{Home: home, Args: []string{"--accept-hooks"}})
+	writeFiles(t, filepath.Join(home, "hooks", "no-status"), map[string]string{
+		"HOOK.yaml": "events: [command:status]\ncommand: [./deny.sh]\n",
+		"deny.sh":   "#!/bin/sh\ncat >/dev/null\necho '{\"decision\": \"deny\", \"message\": \"status is off today\"}'\n",
+	})
+	allowDir(t, home, "no-status")
+	audit := hooks.Plugin{Name: "rm-guard", Register: func(c *hooks.PluginContext) error {
+		c.RegisterHook(hooks.PreToolCallHook, hooks.Func(func(ctx context.Context, p *hooks.PreToolCall) *hooks.ToolDecision {
+			if cmd, _ := p.Args["command"].(string); strings.Contains(cmd, "rm -rf /") {
+				return hooks.Block("not the whole disk")
+			}
+			return nil
+		}))
+		return nil
+	}}
+	g := cmdtest.Start(t, cmdtest.Options{Home: home, Args: []string{"--accept-hooks"}, Plugins: []hooks.Plugin{audit}})
 	c := openConsole(t, g)
 	c.do("set the viewport", chromedp.Func(func(ctx context.Context, tg *chromedp.Target) error {
 		_, err := chromedp.Call(ctx, emulation.SetDeviceMetricsOverride, emulation.SetDeviceMetricsOverrideParams{Width: 1200, Height: 820, DeviceScaleFactor: 1})
@@ -428,6 +529,7 @@ func TestConsoleScreenshots(t *testing.T) {
 	// an approval prompt with its buttons, answered by one
 	c.say("run: rm -rf ./old")
 	c.wait("the approval buttons", `[...document.querySelectorAll('#messages .buttons button')].some(b => b.textContent === 'Approve once')`)
+	c.wait("whose session the prompt is for", `document.querySelector('#messages .msg.bot.prompt .owner') !== null`)
 	c.do("scroll down", chromedp.Evaluate[chromedp.Void](`document.getElementById('messages').scrollTop = 1e9`))
 	shot("approval")
 	c.do("approve once", chromedp.Click(chromedp.JSPath(`[...document.querySelectorAll('#messages .buttons button')].find(b => b.textContent === 'Approve once')`)))
@@ -449,9 +551,9 @@ func TestConsoleScreenshots(t *testing.T) {
 
 	c.wait("the hooks tab", `!document.querySelector('.tab[data-view="hooks"]').hidden`)
 	c.do("open hooks", chromedp.Click(chromedp.CSS(`.tab[data-view="hooks"]`)))
-	c.wait("a hook", `document.querySelector('#hooks .hook button') !== null`)
-	c.do("test it", chromedp.Click(chromedp.CSS(`#hooks .hook button`)))
-	c.wait("its answer", `document.querySelector('#hooks .hook-result') !== null`)
+	c.wait("the hooks", `document.querySelectorAll('#hooks .hook button').length >= 4`)
+	c.do("test each", chromedp.Evaluate[chromedp.Void](`document.querySelectorAll('#hooks .hook button').forEach(b => b.click())`))
+	c.wait("their answers", `[...document.querySelectorAll('#hooks .hook')].every(h => h.querySelector('.hook-result') !== null)`)
 	shot("hooks")
 }
 

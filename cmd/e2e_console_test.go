@@ -1,6 +1,7 @@
 package cmd_test
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -8,10 +9,12 @@ import (
 	"net/http/httptest"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/heraldgw/herald/agent/agenttest"
 	"github.com/heraldgw/herald/cmd/cmdtest"
 	"github.com/heraldgw/herald/hooks"
 )
@@ -376,5 +379,252 @@ func TestConsoleButtonsAndSessions(t *testing.T) {
 	api(t, g, "GET", "/v1/sessions?platform=local&chat_id=c2", g.Token, "", &sl)
 	if len(sl.Sessions) != 2 || sl.Sessions[1].ID != s.ID || sl.Sessions[1].EndedAt == nil || sl.Sessions[0].LastMessage == "" {
 		t.Fatalf("sessions after end: %+v", sl.Sessions)
+	}
+}
+
+// A reply the model streams grows in place on the local platform: the
+// event stream (opened with a ticket, as the console opens it) has it as
+// a "message" with the first words while the model still writes, then a
+// "message_update" per step, the last with the whole text; the POST that
+// caused it answers with the final text once, and the outbox keeps one
+// message with it.
+func TestConsoleStreamedReplyEvents(t *testing.T) {
+	const answer = "Hello there, this reply streams in three steps."
+	gates := []chan struct{}{make(chan struct{}), make(chan struct{})}
+	srv := agenttest.New(t, agenttest.Reply{Content: answer, Pieces: 3, Gates: gates})
+	g := cmdtest.Start(t, cmdtest.Options{Env: fakeModelEnv(srv)})
+	var tk struct {
+		Ticket string `json:"ticket"`
+	}
+	if code := api(t, g, "POST", "/v1/events/ticket", g.Token, "", &tk); code != 200 {
+		t.Fatalf("ticket: %d", code)
+	}
+	events := g.TicketEvents(t, tk.Ticket)
+	pending := g.PostAsync(`{"chat_id":"s1","user_id":"u-s1","user_name":"Ann","text":"hi"}`, nil)
+	parts := agenttest.Split(answer, 3)
+	inChat := func(name string) func(cmdtest.Event) bool {
+		return func(e cmdtest.Event) bool { return e.Name == name && e.Context["chat_id"] == "s1" }
+	}
+	first := waitEvent(t, events, "the first words", inChat("message"))
+	id, _ := first.Context["id"].(string)
+	if first.Context["text"] != parts[0] || id == "" {
+		t.Fatalf("first message: %+v (want %q)", first.Context, parts[0])
+	}
+	select {
+	case <-pending.Done():
+		t.Fatal("the POST answered before the model finished")
+	default:
+	}
+	grown := parts[0]
+	for i, gate := range gates {
+		close(gate)
+		grown += parts[i+1]
+		upd := waitEvent(t, events, "the reply grown to "+strconv.Quote(grown), inChat("message_update"))
+		if upd.Context["id"] != id || upd.Context["text"] != grown {
+			t.Fatalf("message_update: %+v (want %q)", upd.Context, grown)
+		}
+	}
+	code, r := pending.Wait(t)
+	if code != 200 || len(r.Replies) != 1 || r.Replies[0].Text != answer || r.Replies[0].ID != id {
+		t.Fatalf("POST: %d %+v", code, r)
+	}
+	var outbox struct {
+		Messages []struct {
+			ID       string `json:"id"`
+			Text     string `json:"text"`
+			EditedAt string `json:"edited_at"`
+		} `json:"messages"`
+	}
+	api(t, g, "GET", "/v1/chats/s1/messages", g.Token, "", &outbox)
+	if len(outbox.Messages) != 1 || outbox.Messages[0].ID != id || outbox.Messages[0].Text != answer || outbox.Messages[0].EditedAt == "" {
+		t.Fatalf("outbox: %+v", outbox)
+	}
+}
+
+// POST /v1/hooks/test fires at every kind of attachment: a directory
+// hook (its handler run on the synthetic payload, its answer parsed), a
+// Go plugin's callback (given the event's typed payload, with the
+// overlay applied) and an unapproved directory hook (listed as such, and
+// not run, even with the accept switch on).
+func TestConsoleHooksTestEveryKind(t *testing.T) {
+	home := t.TempDir()
+	hd := filepath.Join(home, "hooks")
+	writeFiles(t, filepath.Join(hd, "no-status"), map[string]string{
+		"HOOK.yaml": "events: [command:status]\ncommand: [./deny.sh]\n",
+		"deny.sh":   "#!/bin/sh\ncat >/dev/null\necho '{\"decision\": \"deny\", \"message\": \"status is off today\"}'\n",
+	})
+	writeFiles(t, filepath.Join(hd, "unasked"), map[string]string{
+		"HOOK.yaml": "events: [command:status]\ncommand: [./deny.sh]\n",
+		"deny.sh":   "#!/bin/sh\ncat >/dev/null\necho '{\"decision\": \"deny\"}'\n",
+	})
+	allowDir(t, home, "no-status")
+	guard := hooks.Plugin{Name: "rm-guard", Register: func(c *hooks.PluginContext) error {
+		c.RegisterHook(hooks.PreToolCallHook, hooks.Func(func(ctx context.Context, p *hooks.PreToolCall) *hooks.ToolDecision {
+			if cmd, _ := p.Args["command"].(string); strings.Contains(cmd, "rm -rf") {
+				return hooks.Block("the plugin says no to " + cmd)
+			}
+			return nil
+		}))
+		return nil
+	}}
+	// the accept switch approves shell hooks, not directory hooks
+	g := cmdtest.Start(t, cmdtest.Options{Home: home, Plugins: []hooks.Plugin{guard}, Args: []string{"--accept-hooks"}})
+
+	var list struct {
+		Events []struct {
+			Event       string `json:"event"`
+			Attachments []struct {
+				ID, Name, Kind string
+			} `json:"attachments"`
+		} `json:"events"`
+	}
+	if code := api(t, g, "GET", "/v1/hooks", g.Token, "", &list); code != 200 {
+		t.Fatalf("hooks: %d", code)
+	}
+	ids := map[string]string{}
+	for _, e := range list.Events {
+		for _, a := range e.Attachments {
+			ids[e.Event+" "+a.Kind+" "+a.Name] = a.ID
+		}
+	}
+	type result struct {
+		ID, Name, Outcome, Detail string
+		Answer                    json.RawMessage
+		DurationMS                *int64 `json:"duration_ms"`
+	}
+	fire := func(event, id, payload string) result {
+		t.Helper()
+		if id == "" {
+			t.Fatalf("no attachment listed for %s: %v", event, ids)
+		}
+		body := fmt.Sprintf(`{"event":%q,"attachment_id":%q%s}`, event, id, payload)
+		var tr struct {
+			Results []result `json:"results"`
+		}
+		if code := api(t, g, "POST", "/v1/hooks/test", g.Token, body, &tr); code != 200 || len(tr.Results) != 1 || tr.Results[0].ID != id || tr.Results[0].DurationMS == nil {
+			t.Fatalf("hooks test %s: %d %+v", body, code, tr)
+		}
+		return tr.Results[0]
+	}
+
+	dir := fire("command:status", ids["command:status dir no-status"], "")
+	if dir.Outcome != "block" || dir.Detail != "status is off today" || !strings.Contains(string(dir.Answer), "status is off today") {
+		t.Errorf("directory hook: %+v %s", dir, dir.Answer)
+	}
+	plugin := fire(hooks.PreToolCallHook, ids["pre_tool_call go rm-guard"], `,"payload":{"args":{"command":"rm -rf ./x"}}`)
+	if plugin.Outcome != "block" || plugin.Detail != "the plugin says no to rm -rf ./x" || string(plugin.Answer) != `{"action":"block","message":"the plugin says no to rm -rf ./x"}` {
+		t.Errorf("Go plugin: %+v %s", plugin, plugin.Answer)
+	}
+	if quiet := fire(hooks.PreToolCallHook, ids["pre_tool_call go rm-guard"], ""); quiet.Outcome != "none" || string(quiet.Answer) != "null" {
+		t.Errorf("Go plugin on the sample payload: %+v %s", quiet, quiet.Answer)
+	}
+	if bad := fire(hooks.PreToolCallHook, ids["pre_tool_call go rm-guard"], `,"payload":{"args":"not an object"}`); bad.Outcome != "error" || !strings.Contains(bad.Detail, "does not fit") || !strings.Contains(bad.Detail, "args") {
+		t.Errorf("Go plugin on a payload of the wrong shape: %+v", bad)
+	}
+	if un := fire("command:status", ids["command:status dir unasked"], ""); un.Outcome != "error" || !strings.Contains(un.Detail, "consent") || string(un.Answer) != "null" {
+		t.Errorf("unapproved directory hook: %+v", un)
+	}
+}
+
+// A command a plugin registered fires its command:<name> hook point on
+// the event stream opened with a ticket, as a built-in command's does,
+// and the ticket names it (an EventSource listens to events by name).
+func TestConsolePluginCommandOnTheEventStream(t *testing.T) {
+	weather := hooks.Plugin{Name: "weather", Register: func(c *hooks.PluginContext) error {
+		return c.RegisterCommand("weather", "the weather", "<city>", func(ctx context.Context, call *hooks.CommandCall) (string, error) {
+			return "Sunny in " + call.RawArgs + ".", nil
+		})
+	}}
+	g := cmdtest.Start(t, cmdtest.Options{Plugins: []hooks.Plugin{weather}})
+	var tk struct {
+		Ticket string   `json:"ticket"`
+		Events []string `json:"events"`
+	}
+	if code := api(t, g, "POST", "/v1/events/ticket", g.Token, "", &tk); code != 200 || len(tk.Events) != 1 || tk.Events[0] != "command:weather" {
+		t.Fatalf("ticket: %d %+v", code, tk)
+	}
+	events := g.TicketEvents(t, tk.Ticket)
+	for _, text := range []string{"/status", "/weather Lyon"} {
+		if r := g.Say(t, "pc", text); r.Status != "done" {
+			t.Fatalf("%s: %+v", text, r)
+		}
+	}
+	if r := g.Say(t, "pc", "/weather Paris"); r.Text() != "Sunny in Paris." {
+		t.Fatalf("/weather: %q", r.Text())
+	}
+	status := waitEvent(t, events, "command:status", func(e cmdtest.Event) bool { return e.Name == "command:status" })
+	if status.PointID == "" {
+		t.Fatalf("command:status: %+v", status)
+	}
+	for _, city := range []string{"Lyon", "Paris"} {
+		e := waitEvent(t, events, "command:weather for "+city, func(e cmdtest.Event) bool { return e.Name == "command:weather" })
+		if e.Context["command"] != "weather" || e.Context["args"] != city || e.Context["platform"] != "local" || e.PointID == "" {
+			t.Fatalf("command:weather: %+v", e)
+		}
+	}
+}
+
+// An approval's hook points name whose session they belong to beside
+// their payload (which carries only the session key): platform, chat and
+// user.
+func TestConsoleApprovalNamesItsSession(t *testing.T) {
+	home, work := t.TempDir(), t.TempDir()
+	if err := os.WriteFile(filepath.Join(home, "config.yaml"), []byte("agent:\n  workdir: "+work+"\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	g := cmdtest.Start(t, cmdtest.Options{Home: home})
+	events := g.Events(t)
+	g.PostAsync(`{"chat_id":"ap","user_id":"u-ap","user_name":"Ann","chat_type":"group","text":"run: rm -rf ./x"}`, nil)
+	pre := cmdtest.WaitFor(t, events, hooks.PreApprovalRequestHook, 60*time.Second)
+	key, _ := pre.Context["session_key"].(string)
+	s := pre.Session
+	if key == "" || s["key"] != key || s["platform"] != "local" || s["chat_id"] != "ap" || s["user_id"] != "u-ap" {
+		t.Fatalf("pre_approval_request: context %+v, session %+v", pre.Context, s)
+	}
+	if code, r := g.Post(t, `{"chat_id":"ap","user_id":"u-ap","chat_type":"group","text":"/deny"}`, nil); code != 200 {
+		t.Fatalf("/deny: %d %+v", code, r)
+	}
+	post := cmdtest.WaitFor(t, events, hooks.PostApprovalResponseHook, 60*time.Second)
+	if post.Session["chat_id"] != "ap" || post.Session["user_id"] != "u-ap" || post.Session["key"] != key {
+		t.Fatalf("post_approval_response: session %+v", post.Session)
+	}
+}
+
+// A turn whose model wrote before asking for an approval, answered by a
+// typed /approve: the answer goes to the /approve request, once (the
+// words before the prompt stay as they were shown).
+func TestConsoleStreamedReplyAcrossATypedApproval(t *testing.T) {
+	home, work := t.TempDir(), t.TempDir()
+	if err := os.WriteFile(filepath.Join(home, "config.yaml"), []byte("agent:\n  workdir: "+work+"\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	srv := agenttest.New(t,
+		agenttest.Reply{Content: "Let me clean up.", ToolCalls: []agenttest.ToolCall{{ID: "call_1", Name: "terminal", Args: `{"command":"rm -rf ./x"}`}}},
+		agenttest.Reply{Content: "Cleaned up."})
+	env := fakeModelEnv(srv)
+	g := cmdtest.Start(t, cmdtest.Options{Home: home, Env: env})
+	first := g.Say(t, "ta", "clean up")
+	// (the words before the prompt are sent as the model writes them:
+	// before or after the prompt reaches the first request)
+	if first.Status != "awaiting_input" || !strings.Contains(first.Text(), "needs your approval") {
+		t.Fatalf("first: %+v", first)
+	}
+	second := g.Say(t, "ta", "/approve")
+	if second.Status != "done" || !strings.Contains(second.Text(), "Cleaned up.") {
+		t.Fatalf("/approve: %+v", second)
+	}
+	var outbox struct {
+		Messages []struct {
+			Text string `json:"text"`
+		} `json:"messages"`
+	}
+	api(t, g, "GET", "/v1/chats/ta/messages", g.Token, "", &outbox)
+	var texts []string
+	for _, m := range outbox.Messages {
+		texts = append(texts, m.Text)
+	}
+	all := strings.Join(texts, "|")
+	if strings.Count(all, "Cleaned up.") != 1 || strings.Count(all, "Let me clean up.") > 1 {
+		t.Fatalf("outbox: %q", all)
 	}
 }

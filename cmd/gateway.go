@@ -115,7 +115,7 @@ func (e *env) gateway(ctx context.Context, args []string) error {
 		// message answers a file just over it
 		MaxUpload: a.cfg.Media.MaxBytes + 1<<20, FilesDir: filepath.Join(a.home, "local-files"),
 		Outbox: a.store,
-		Events: localEvents(a),
+		Events: localEvents(a), EventNames: pluginCommandEvents(a),
 		Health: func() map[string]string {
 			if r := started(); r != nil {
 				return r.Health()

@@ -562,7 +562,11 @@ func (r *Runner) turn(ctx context.Context, c *chat, j *job) {
 		outcome, failure = outcomeNotSaved, err
 		end.Failed, end.Error = true, r.cfg.Redactor.Redact(err.Error())
 		cur := r.answering(c, j)
-		r.reply(cur, NotSavedText)
+		// a streamed preview of the answer becomes the notice: nothing
+		// the next turn will not remember stays shown
+		if st == nil || !st.finish(NotSavedText) {
+			r.reply(cur, NotSavedText)
+		}
 		cur.rec.Resolve(adapters.Outcome{Status: adapters.StatusDone, SessionID: sess.ID, Err: err})
 		return
 	}

@@ -25,8 +25,15 @@ type stream struct {
 	a     adapters.Adapter
 	ed    adapters.Editor
 	to    herald.Target
-	cause string
 	quote quoting
+	// c and j are the chat and the job the turn runs for
+	c *chat
+	j *job
+	// cause is the message the preview answers: the job the chat's turn
+	// answers when the preview is first sent (after a typed /approve,
+	// that message's; the local platform returns the reply to its
+	// request). Owned by loop until done, then by finish.
+	cause string
 
 	mu   sync.Mutex
 	text string
@@ -54,7 +61,7 @@ func (r *Runner) newStream(c *chat, j *job) *stream {
 	if !ok {
 		return nil
 	}
-	s := &stream{r: r, a: a, ed: ed, to: j.msg.Source.Target(), cause: j.msg.ID, quote: r.quoteFor(j.msg),
+	s := &stream{r: r, a: a, ed: ed, to: j.msg.Source.Target(), c: c, j: j, cause: j.msg.ID, quote: r.quoteFor(j.msg),
 		kick: make(chan struct{}, 1), quit: make(chan struct{}), done: make(chan struct{})}
 	go s.loop()
 	return s
@@ -116,6 +123,7 @@ func (s *stream) flush() {
 		return
 	}
 	if s.msgID == "" {
+		s.cause = s.r.answering(s.c, s.j).msg.ID
 		id, err := s.r.sendOne(ctx, s.a, s.to, adapters.Outgoing{Text: p, Cause: s.cause, Part: 1, Parts: 1, ReplyTo: s.quote.of(1)})
 		if err != nil {
 			return
@@ -149,10 +157,17 @@ func (s *stream) stop() {
 }
 
 // finish delivers the final answer over the streamed message; it returns
-// false when nothing was streamed (the caller then replies normally).
+// false when nothing was streamed, or the preview answers another message
+// than the turn now does (the caller then replies normally).
 // Call after stop.
 func (s *stream) finish(final string) bool {
 	if s.msgID == "" {
+		return false
+	}
+	if s.r.answering(s.c, s.j).msg.ID != s.cause {
+		// the turn went on answering another message (a typed /approve)
+		// after the preview was sent: the answer goes to that message,
+		// below the prompt, and the preview keeps what it showed
 		return false
 	}
 	parts := splitFor(s.r.cfg.Redactor.Redact(final), s.a)

@@ -4,7 +4,8 @@ package local
 // the plain API. An EventSource cannot send the bearer header, so POST
 // /v1/events/ticket trades the token for a ticket that opens one
 // /v1/events stream within TicketTTL (and nothing else), and the token
-// never goes into a URL. Approval prompts keep their buttons
+// never goes into a URL; it also names the events beyond the catalogue
+// (plugins' commands) that an EventSource must listen to by name. Approval prompts keep their buttons
 // (adapters.ButtonSender): they are in the replies, the outbox and the
 // "message" event, a press comes back as POST /v1/chats/{chat_id}/press
 // and goes to the gateway (adapters.PressSink), and a closed prompt is
@@ -18,7 +19,6 @@ import (
 	"fmt"
 	"io"
 	"net/http"
-	"strconv"
 	"sync"
 	"time"
 
@@ -71,13 +71,20 @@ func (t *tickets) redeem(tk string) bool {
 	return false
 }
 
-// issueTicket is POST /v1/events/ticket.
+// issueTicket is POST /v1/events/ticket. With the ticket come the
+// names of the events beyond the catalogue's that the stream may carry
+// (Config.EventNames), for an EventSource to listen to.
 func (a *Adapter) issueTicket(w http.ResponseWriter, r *http.Request) {
 	w.Header().Set("Cache-Control", "no-store")
+	names := []string{}
+	if a.cfg.EventNames != nil {
+		names = append(names, a.cfg.EventNames()...)
+	}
 	adapters.WriteJSON(w, http.StatusOK, struct {
-		Ticket    string `json:"ticket"`
-		ExpiresIn int    `json:"expires_in"`
-	}{a.tickets.issue(), int(TicketTTL / time.Second)})
+		Ticket    string   `json:"ticket"`
+		ExpiresIn int      `json:"expires_in"`
+		Events    []string `json:"events"`
+	}{a.tickets.issue(), int(TicketTTL / time.Second), names})
 }
 
 // authOrTicket lets through a request with the bearer token, or one with
@@ -137,23 +144,7 @@ type messageEvent struct {
 // CloseButtons implements adapters.ButtonSender: the kept message gets
 // text and loses its buttons, and a "message_update" event says so.
 func (a *Adapter) CloseButtons(ctx context.Context, to herald.Target, messageID, text string) error {
-	if a.cfg.Outbox != nil {
-		id, err := strconv.ParseInt(messageID, 10, 64)
-		if err != nil {
-			return fmt.Errorf("local: close the buttons of message %q: not an outbox id", messageID)
-		}
-		if err := a.cfg.Outbox.EditOutbox(context.WithoutCancel(ctx), string(herald.PlatformLocal), to.ChatID, id, text, "", time.Now()); err != nil {
-			return fmt.Errorf("local: close the buttons of message %s in chat %q: %w", messageID, to.ChatID, err)
-		}
-		a.wakeReaders(to.ChatID)
-	}
-	a.hub.publish("message_update", struct {
-		ChatID  string   `json:"chat_id"`
-		ID      string   `json:"id"`
-		Text    string   `json:"text"`
-		Buttons []Button `json:"buttons"`
-	}{to.ChatID, messageID, text, []Button{}})
-	return nil
+	return a.edit(ctx, to, messageID, text, "close the buttons of")
 }
 
 // pressRequest is the body of POST /v1/chats/{chat_id}/press.

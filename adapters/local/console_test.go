@@ -40,10 +40,11 @@ func issue(t *testing.T, h http.Handler) string {
 	t.Helper()
 	rec := call(t, h, "POST", "/v1/events/ticket", "test-token", "")
 	var got struct {
-		Ticket    string `json:"ticket"`
-		ExpiresIn int    `json:"expires_in"`
+		Ticket    string   `json:"ticket"`
+		ExpiresIn int      `json:"expires_in"`
+		Events    []string `json:"events"`
 	}
-	if rec.Code != 200 || json.Unmarshal(rec.Body.Bytes(), &got) != nil || len(got.Ticket) < 26 || got.ExpiresIn != 60 {
+	if rec.Code != 200 || json.Unmarshal(rec.Body.Bytes(), &got) != nil || len(got.Ticket) < 26 || got.ExpiresIn != 60 || got.Events == nil {
 		t.Fatalf("ticket: %d %s", rec.Code, rec.Body)
 	}
 	return got.Ticket

@@ -10,8 +10,10 @@
 //	                    first (?after=<id>, ?wait= up to MaxMessagesWait)
 //	GET  /v1/events     Server-Sent Events: every hook point as it fires,
 //	                    in the directory-hook form {"event_type","context"},
-//	                    and "message" {"chat_id","id","text"} for each
-//	                    message stored in an outbox
+//	                    "message" {"chat_id","id","text"} for each
+//	                    message stored in an outbox, and
+//	                    "message_update" for each edit of one (a streamed
+//	                    reply growing, stream.go; a closed prompt)
 //	GET  /v1/files/{id} a file the gateway sent (returned with the replies
 //	                    as {"text", "file": {"id","name","mime","size","url"}})
 //	GET  /healthz       each platform's state, the store's, and delivery counters

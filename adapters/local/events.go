@@ -46,6 +46,18 @@ type HookPoint struct {
 	ID      string
 	At      time.Time
 	Context any
+	// Session, if set, names whose session the point belongs to
+	// ("session" beside the context), for points whose context names
+	// only the session key (approvals).
+	Session *SessionRef
+}
+
+// SessionRef names a session by its key and whose it is.
+type SessionRef struct {
+	Key      string `json:"key"`
+	Platform string `json:"platform"`
+	ChatID   string `json:"chat_id"`
+	UserID   string `json:"user_id"`
 }
 
 func (p HookPoint) at() string {
@@ -93,7 +105,8 @@ func (h *eventHub) publish(name string, payload any) {
 		Context   json.RawMessage `json:"context"`
 		PointID   string          `json:"point_id,omitempty"`
 		At        string          `json:"at,omitempty"`
-	}{name, ctxJSON, point.ID, point.at()})
+		Session   *SessionRef     `json:"session,omitempty"`
+	}{name, ctxJSON, point.ID, point.at(), point.Session})
 	frame := fmt.Appendf(nil, "id: %s-%d\nevent: %s\ndata: %s\n\n", h.epoch, h.seq, name, data)
 	for c := range h.clients {
 		c.mu.Lock()

@@ -33,6 +33,12 @@ type Config struct {
 	// Events subscribes fn to every hook point; it returns an unsubscribe
 	// function. Nil disables /v1/events.
 	Events func(fn func(name string, payload any)) (unsubscribe func())
+	// EventNames, if set, names the events beyond the catalogue's that
+	// /v1/events may carry (the commands plugins registered:
+	// "command:weather"). POST /v1/events/ticket returns them, since a
+	// browser's EventSource delivers a named event only to a listener of
+	// that name.
+	EventNames func() []string
 	// Health reports every platform's state for /healthz, and the state
 	// store's under "store" ("ok" or "failed: …").
 	Health func() map[string]string
@@ -101,12 +107,17 @@ type Reply struct {
 	// Buttons are the choices under the message (an approval prompt's);
 	// a press is POST /v1/chats/{chat_id}/press.
 	Buttons []Button `json:"buttons,omitempty"`
+
+	// sent is the id Send returned for it (an outbox id, or one made up
+	// when there is no outbox): Edit finds the reply by it
+	sent string
 }
 
 var (
 	_ adapters.Adapter      = (*Adapter)(nil)
 	_ adapters.Healther     = (*Adapter)(nil)
 	_ adapters.ButtonSender = (*Adapter)(nil)
+	_ adapters.Editor       = (*Adapter)(nil)
 )
 
 // New returns the local adapter.
@@ -453,6 +464,7 @@ func (a *Adapter) Send(ctx context.Context, to herald.Target, m adapters.Outgoin
 	} else {
 		rp.ID = id
 	}
+	rp.sent = id
 	a.deliver(to, m.Cause, rp)
 	return adapters.Sent{MessageID: id}, nil
 }

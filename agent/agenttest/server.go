@@ -59,6 +59,10 @@ type Reply struct {
 	// OmitIndex leaves "index" out of streamed tool-call deltas, as some
 	// servers do.
 	OmitIndex bool
+	// Gates, when set, hold a stream before each piece of its content
+	// after the first: piece i+1 is sent once Gates[i] is closed (or the
+	// client went away), so a test sees the answer grow step by step.
+	Gates []chan struct{}
 	// StallAfter, when > 0, makes a stream stop after that many chunks
 	// and hang until the client disconnects or the server closes.
 	StallAfter int
@@ -396,7 +400,19 @@ func (s *Server) stream(w http.ResponseWriter, r *http.Request, req *Request, re
 	if !send(delta(map[string]any{"role": "assistant", "content": ""}, nil), nil) {
 		return
 	}
-	for _, p := range Split(rep.Content, pieces) {
+	for i, p := range Split(rep.Content, pieces) {
+		if i > 0 && i <= len(rep.Gates) {
+			if fl != nil {
+				fl.Flush()
+			}
+			select {
+			case <-rep.Gates[i-1]:
+			case <-r.Context().Done():
+				return
+			case <-s.gone:
+				return
+			}
+		}
 		if !send(delta(map[string]any{"content": p}, nil), nil) {
 			return
 		}

@@ -315,6 +315,9 @@ type Event struct {
 	// PointID and At name a hook point's firing and its time.
 	PointID string `json:"point_id"`
 	At      string `json:"at"`
+	// Session names whose session a point that carries only its key
+	// belongs to (approvals).
+	Session map[string]any `json:"session"`
 }
 
 // Events opens /v1/events; frames arrive on the channel until the test

@@ -140,10 +140,14 @@ function note(text, cls = 'note') {
 }
 
 // botMessage shows a message the gateway sent to this chat, once per id;
-// a later call with the same id updates it (an edit, a streamed reply).
-function botMessage(m) {
+// a later call with the same id updates it (an edit, a streamed reply
+// growing). The outbox (fromOutbox) only adds messages: a poll read
+// before the last edit may answer after its message_update, and must not
+// put the older text back.
+function botMessage(m, fromOutbox = false) {
   const id = m.id ? String(m.id) : '';
   let node = id ? seen.get(id) : null;
+  if (node && fromOutbox) return node;
   if (!node) {
     node = el('div', { class: 'msg bot', 'data-id': id }, el('div', { class: 'who', text: 'herald' }), el('div', { class: 'body' }), el('div', { class: 'buttons' }));
     if (id) seen.set(id, node);
@@ -153,8 +157,28 @@ function botMessage(m) {
   body.replaceChildren(render(m.text || ''));
   if (m.file) body.append(fileLink(m.file));
   drawButtons(node, id, m.buttons || []);
+  if ((m.buttons || []).length) {
+    node.classList.add('prompt');
+    ownerLine(node);
+  }
   if (id && /^\d+$/.test(id)) outboxAfter = Math.max(outboxAfter, Number(id));
   return node;
+}
+
+// approvalSession is whose session the chat's last approval prompt is
+// for ("session" beside pre_approval_request's payload).
+let approvalSession = null;
+
+// sessionLabel names a session as platform · chat · user.
+function sessionLabel(s) {
+  return [s.platform, s.chat_id, s.user_id].filter(Boolean).join(' · ');
+}
+
+// ownerLine says on an approval prompt whose session it is for, once
+// the console knows it.
+function ownerLine(node) {
+  if (!approvalSession || node.querySelector('.owner')) return;
+  node.querySelector('.who').after(el('div', { class: 'owner', title: approvalSession.key, text: 'approval for ' + sessionLabel(approvalSession) }));
 }
 
 function drawButtons(node, id, buttons) {
@@ -253,6 +277,8 @@ function duration(ms) {
 // ---- the turn's state ------------------------------------------------------
 
 const turn = { session: '', since: 0, tool: '', timer: 0 };
+// WAITING stands in for the tool while an approval is asked
+const WAITING = 'waiting for approval';
 
 function working(on, tool) {
   const w = $('working');
@@ -268,7 +294,8 @@ function working(on, tool) {
   if (tool !== undefined) turn.tool = tool;
   const draw = () => {
     const s = Math.floor((Date.now() - turn.since) / 1000);
-    w.textContent = `working… ${s}s` + (turn.tool ? ` · running ${turn.tool}` : '');
+    const doing = turn.tool === WAITING ? WAITING : 'running ' + turn.tool;
+    w.textContent = `working… ${s}s` + (turn.tool ? ` · ${doing}` : '');
   };
   draw();
   w.hidden = false;
@@ -309,7 +336,12 @@ function onEvent(name, data, id) {
       }
       break;
     case 'pre_approval_request':
-      if (c.session_id && c.session_id === turn.session) working(true, 'waiting for approval');
+      // its payload names the session by key only: "session" says whose
+      if (data && data.session && data.session.platform === 'local' && data.session.chat_id === chat) {
+        approvalSession = data.session;
+        working(true, WAITING);
+        for (const node of messages.querySelectorAll('.msg.bot.prompt')) ownerLine(node);
+      }
       break;
   }
 }
@@ -401,7 +433,7 @@ async function loadHistory() {
   if (!transcript && msgs.length) note('Earlier replies in this chat:');
   for (const m of msgs) {
     if (transcript) outboxAfter = Math.max(outboxAfter, Number(m.id));
-    else botMessage(m);
+    else botMessage(m, true);
   }
   return true;
 }
@@ -431,7 +463,7 @@ async function followOutbox() {
       const r = await api('GET', `/v1/chats/${encodeURIComponent(chat)}/messages?after=${outboxAfter}&wait=30`);
       if (r.status === 404) return; // no outbox on this gateway
       if (!r.ok) throw new Error(await errorText(r));
-      for (const m of (await r.json()).messages || []) botMessage(m);
+      for (const m of (await r.json()).messages || []) botMessage(m, true);
       backoff = 1000;
     } catch (err) {
       if (err instanceof Unauthorized) return;
@@ -466,7 +498,8 @@ async function events() {
       if (t.status === 404) {
         lastID = await fetchEvents(lastID);
       } else if (t.ok) {
-        await ticketEvents((await t.json()).ticket);
+        const j = await t.json();
+        await ticketEvents(j.ticket, j.events || []);
       } else {
         throw new Error(await errorText(t));
       }
@@ -495,17 +528,18 @@ let streamOpened = false;
 
 const EVENT_NAMES = new Set();
 
-// ticketEvents reads one EventSource connection until it fails.
-function ticketEvents(ticket) {
+// ticketEvents reads one EventSource connection until it fails; more
+// are the names the ticket came with beyond the catalogue's.
+function ticketEvents(ticket, more) {
   return new Promise((resolve) => {
     const es = new EventSource('/v1/events?ticket=' + encodeURIComponent(ticket));
     const listen = (name) => es.addEventListener(name, (e) => dispatch(name, e.data, e.lastEventId));
     // EventSource delivers a named event only to listeners of that name:
-    // listen to the catalogue's (KNOWN_EVENTS; a plugin's own command
-    // is seen only through the fetch-based reader)
+    // listen to the catalogue's (KNOWN_EVENTS) and to those the ticket
+    // names (the commands plugins registered)
     // ("message" is among them: onmessage is the same event, and would
     // dispatch each one twice)
-    for (const n of KNOWN_EVENTS) listen(n);
+    for (const n of new Set([...KNOWN_EVENTS, ...more])) listen(n);
     es.onopen = () => {
       streamOpened = true;
       connState('live', 'ok');
@@ -629,13 +663,16 @@ function trace(name, c, data) {
   }
   const at = data.at || '';
   const when = (at ? new Date(at) : new Date()).toLocaleTimeString();
-  const chatID = chatOf(c);
-  const row = el('li', { class: 'trace-row', 'data-event': name, 'data-chat': chatID + ' ' + (c.session_id || '') });
+  // an approval's payload has only the session key: whose session it
+  // is comes beside it
+  const owner = data.session ? sessionLabel(data.session) : '';
+  const chatID = owner || chatOf(c);
+  const row = el('li', { class: 'trace-row', 'data-event': name, 'data-chat': chatID + ' ' + (c.session_id || '') + ' ' + (c.session_key || '') });
   const details = el('details');
   const sum = el('summary', {},
     el('time', { text: when, title: at || '' }),
     el('span', { class: 'ev', text: name }),
-    el('span', { class: 'chat', text: chatID, title: c.session_id || '' }),
+    el('span', { class: 'chat', text: chatID, title: c.session_id || c.session_key || '' }),
     el('span', { class: 'sum', text: String(summary(name, c)).slice(0, 120) }),
     el('span', { class: 'outcomes' }));
   details.append(sum, el('pre', { class: 'payload', text: JSON.stringify(c, null, 2) }), el('div', { class: 'attachments' }));
