@@ -28,29 +28,6 @@ func configCLI(t *testing.T, home string, env map[string]string, args ...string)
 	return code, norm(out.String()), norm(errw.String())
 }
 
-// golden compares got with testdata/config/name, or rewrites the file
-// when UPDATE_GOLDEN is set.
-func golden(t *testing.T, name, got string) {
-	t.Helper()
-	path := filepath.Join("testdata", "config", name)
-	if os.Getenv("UPDATE_GOLDEN") != "" {
-		if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(path, []byte(got), 0o644); err != nil {
-			t.Fatal(err)
-		}
-		return
-	}
-	want, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatalf("%v (run with UPDATE_GOLDEN=1 to write it)", err)
-	}
-	if got != string(want) {
-		t.Fatalf("%s differs:\n--- got\n%s\n--- want\n%s", path, got, want)
-	}
-}
-
 func writeHome(t *testing.T, files map[string]string) string {
 	t.Helper()
 	home := t.TempDir()
@@ -92,7 +69,7 @@ func TestConfigCheck(t *testing.T) {
 			if code != tc.code {
 				t.Fatalf("exit %d, want %d:\n%s%s", code, tc.code, out, errw)
 			}
-			golden(t, "check-"+tc.name+".txt", out+errw)
+			goldenCompare(t, filepath.Join("config", "check-"+tc.name+".txt"), out+errw)
 		})
 	}
 }
@@ -135,7 +112,7 @@ func TestConfigShow(t *testing.T) {
 					t.Fatalf("secret %q printed:\n%s%s", s, out, errw)
 				}
 			}
-			golden(t, tc.golden, out)
+			goldenCompare(t, filepath.Join("config", tc.golden), out)
 		})
 	}
 	// the lines a newcomer looks for
@@ -192,7 +169,7 @@ func TestConfigPath(t *testing.T) {
 		if code != 0 || errw != "" {
 			t.Fatalf("config %s: exit %d:\n%s%s", tc.args, code, out, errw)
 		}
-		golden(t, tc.golden, out)
+		goldenCompare(t, filepath.Join("config", tc.golden), out)
 	}
 	if _, err := os.Stat(home); !os.IsNotExist(err) {
 		t.Fatalf("config path created the home: %v", err)
