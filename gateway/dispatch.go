@@ -322,7 +322,26 @@ func (r *Runner) dispatch(c *chat, j *job) {
 	canonical, known := r.canonicalCommand(name)
 	c.mu.Lock()
 	busy := c.running != nil
+	var finishing chan struct{}
+	if busy && known && len(c.queue) == 0 && answered(c.running) {
+		// the turn has answered and only finishes (its log line, its
+		// hooks): a command sent after the answer waits for that rather
+		// than being refused as mid-turn
+		if c.idle == nil {
+			c.idle = make(chan struct{})
+		}
+		finishing = c.idle
+	}
 	c.mu.Unlock()
+	if finishing != nil {
+		select {
+		case <-finishing:
+		case <-time.After(stopWait):
+		}
+		c.mu.Lock()
+		busy = c.running != nil
+		c.mu.Unlock()
+	}
 
 	if busy {
 		if known {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"log/slog"
 	"strings"
 	"sync"
 	"testing"
@@ -152,6 +153,57 @@ func TestPluginCommandHandlerHangs(t *testing.T) {
 		}
 		b.turnTook(t, "next")
 		if got := ad.texts(); len(got) != 2 || got[0] != "⚠️ /slow failed: no answer within 30s" || got[1] != echo+"next" {
+			t.Fatalf("sent %q", got)
+		}
+	})
+}
+
+// holdingHandler is a slog handler that holds its first record until
+// release is closed: a turn logging its line is a turn that has answered
+// and not yet ended.
+type holdingHandler struct {
+	once    *sync.Once
+	release chan struct{}
+}
+
+func (h holdingHandler) Enabled(context.Context, slog.Level) bool { return true }
+func (h holdingHandler) Handle(context.Context, slog.Record) error {
+	h.once.Do(func() { <-h.release })
+	return nil
+}
+func (h holdingHandler) WithAttrs([]slog.Attr) slog.Handler { return h }
+func (h holdingHandler) WithGroup(string) slog.Handler      { return h }
+
+// A command sent after the turn's answer arrived, while the turn is only
+// finishing, waits for the turn to end instead of being refused as
+// mid-turn.
+func TestCommandAfterTheAnswerWaitsForTheTurnToFinish(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		var mu sync.Mutex
+		calls := 0
+		ad := &fakeAdapter{name: "fake"}
+		release := make(chan struct{})
+		held := slog.New(holdingHandler{once: new(sync.Once), release: release})
+		b := newBubble(t, ad, nil, withPlugins(weatherPlugin(&calls, &mu)), func(c *Config) { c.TurnLog = held })
+		defer b.stop()
+		let := sync.OnceFunc(func() { close(release) })
+		defer let() // before stop: a failed check must not leave the turn held
+		if o := outcome(t, b.send("c1", "u1", "hello")); o.Status != adapters.StatusDone {
+			t.Fatalf("hello: %+v", o)
+		}
+		synctest.Wait() // the answer is out; the turn is held in its log line
+		rec := b.send("c1", "u1", "/weather Oslo")
+		synctest.Wait()
+		select {
+		case <-rec.Done():
+			t.Fatalf("answered while the turn was finishing: %q", ad.texts())
+		default:
+		}
+		let()
+		if o := outcome(t, rec); o.Status != adapters.StatusDone {
+			t.Fatalf("/weather: %+v", o)
+		}
+		if got := ad.texts(); got[len(got)-1] != "Sunny in Oslo for u1 on fake:c1 (weather)" {
 			t.Fatalf("sent %q", got)
 		}
 	})
