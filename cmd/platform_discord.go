@@ -41,6 +41,8 @@ func buildDiscord(a *app) (adapters.Adapter, bool, error) {
 		OpenTimeout:   dc.OpenTimeout.D(),
 		Reactions:     config.On(dc.Reactions, false),
 		CommandGuilds: dc.CommandGuilds,
+		ShardID:       dc.ShardID,
+		ShardCount:    dc.ShardCount,
 		Log:           a.log.With("platform", "discord"),
 	}), true, nil
 }

@@ -250,6 +250,12 @@ type Discord struct {
 	// CommandGuilds are the server (guild) ids to register the slash
 	// commands in; empty registers them globally.
 	CommandGuilds IDList `yaml:"command_guilds"`
+	// ShardID and ShardCount split the bot's servers among replicas:
+	// this process connects as shard ShardID of ShardCount (0 <=
+	// ShardID < ShardCount). ShardCount 0 (unset) is one connection
+	// for every server.
+	ShardID    int `yaml:"shard_id"`
+	ShardCount int `yaml:"shard_count"`
 }
 
 // Slack settings. Tokens come from SLACK_BOT_TOKEN and SLACK_APP_TOKEN.

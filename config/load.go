@@ -140,6 +140,12 @@ func Load(home string, getenv func(string) string) (*Config, []Warning, error) {
 	if err := checkStore(cfg, getenv("HERALD_DATABASE_URL") != ""); err != nil {
 		return nil, nil, err
 	}
+	if err := applyShardEnv(cfg, lookupSource); err != nil {
+		return nil, nil, err
+	}
+	if err := checkShards(cfg); err != nil {
+		return nil, nil, err
+	}
 	mergeWebhookExtra(cfg)
 	warns = append(warns, expandWebhookSecrets(cfg, lookup)...)
 	warns = append(warns, validate(cfg)...)
@@ -153,6 +159,9 @@ func Parse(data []byte) (*Config, []Warning, error) {
 	cfg := Defaults()
 	w, err := decode(data, cfg)
 	if err != nil {
+		return nil, w, err
+	}
+	if err := checkShards(cfg); err != nil {
 		return nil, w, err
 	}
 	mergeWebhookExtra(cfg)

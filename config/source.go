@@ -59,6 +59,13 @@ func (s Source) warning(msg string) Warning {
 	return Warning{File: s.File, Line: s.Line, Column: s.Column, Msg: msg}
 }
 
+// error is an *Error about the value from s, placed as warning places
+// a Warning.
+func (s Source) error(msg string) *Error {
+	w := s.warning(msg)
+	return &Error{File: w.File, Line: w.Line, Column: w.Column, Msg: w.Msg}
+}
+
 // Source returns where the setting at key (a dotted path of config.yaml
 // keys, "approvals.mode") came from.
 func (c *Config) Source(key string) Source { return c.sources[key] }

@@ -81,7 +81,13 @@ type Config struct {
 	// commands in; none registers them globally. Guild commands show at
 	// once; global ones may take up to an hour to appear everywhere.
 	CommandGuilds []string
-	Log           *slog.Logger
+	// ShardID and ShardCount make this connection one shard of the bot
+	// (IDENTIFY's "shard": [ShardID, ShardCount]): Discord then sends it
+	// the events of the servers whose (server id >> 22) % ShardCount is
+	// ShardID, and DMs only to shard 0. ShardCount 0 or 1 is one
+	// connection for everything (discordgo sends no shard then).
+	ShardID, ShardCount int
+	Log                 *slog.Logger
 }
 
 // Adapter is the Discord platform.
@@ -205,6 +211,9 @@ func (a *Adapter) session() *discordgo.Session {
 	s.SyncEvents = true
 	s.LogLevel = -1
 	s.Identify.Intents = Intents
+	if a.cfg.ShardCount > 0 {
+		s.ShardID, s.ShardCount = a.cfg.ShardID, a.cfg.ShardCount
+	}
 	return s
 }
 

@@ -69,7 +69,9 @@
 // Downloads and uploads are bounded by Config.MediaTimeout.
 //
 // Run: the token is checked (GET /users/@me) before the gateway; 401/403,
-// or gateway close codes 4004/4013/4014, are fatal. Each handshake is
+// or gateway close codes 4004/4013/4014, are fatal. Config.ShardID and
+// ShardCount make the connection one shard of the bot (one per replica);
+// a shard outside 0 <= id < count is fatal before anything connects. Each handshake is
 // bounded by Config.OpenTimeout: discordgo's Open takes no context and can
 // hang — when the socket under it is closed and it still does not return
 // (discordgo#513, op 7 during the handshake), that session is abandoned

@@ -48,6 +48,12 @@ func (a *Adapter) Run(ctx context.Context, sink adapters.Sink) error {
 		a.state.Store("failed: " + err.Msg)
 		return err
 	}
+	if c := a.cfg; c.ShardCount > 0 && (c.ShardID < 0 || c.ShardID >= c.ShardCount) {
+		// discordgo would refuse every Open alike, and be retried forever
+		err := &adapters.FatalError{Msg: fmt.Sprintf("discord: shard %d of %d: want 0 <= shard_id < shard_count", c.ShardID, c.ShardCount)}
+		a.state.Store("failed: " + err.Msg)
+		return err
+	}
 	a.state.Store("connecting")
 	// cancelled when Run returns, for whatever reason, so that the
 	// goroutines following slash commands end too

@@ -38,7 +38,9 @@
 //
 // Threads: the threads the bot posted in are remembered (Config.Threads,
 // state.db's kv table, so across restarts; expiring after ThreadTTL,
-// bounded by MaxThreads), and a reply in one counts as a mention. A
+// bounded by MaxThreads), and a reply in one counts as a mention; a
+// thread this process does not know is looked up in the store, so with
+// several replicas on one store a reply counts wherever it arrives. A
 // message addressed to the bot in a thread this process has not seen
 // carries the thread's earlier messages, those after the bot's last post
 // there, bounded, in ThreadContext (read with conversations.replies before

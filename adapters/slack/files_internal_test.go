@@ -1,6 +1,7 @@
 package slack
 
 import (
+	"context"
 	"encoding/json"
 	"io"
 	"os"
@@ -31,7 +32,7 @@ func TestInboundMediaGolden(t *testing.T) {
 		t.Fatal(err)
 	}
 	a := New(Config{BotToken: "xoxb-test"})
-	m, ok := a.translate(ev.InnerEvent.Data)
+	m, ok := a.translate(context.Background(), ev.InnerEvent.Data)
 	if !ok {
 		t.Fatal("the file_share event was ignored")
 	}

@@ -113,10 +113,6 @@ type Adapter struct {
 	replies sync.WaitGroup      // answers to button presses being posted
 	edits   map[string]string   // channel/ts → last text, for skipping identical edits
 	editQ   []string
-	// slashUsers: the slash commands whose replies are ephemeral, by
-	// message id, to the user who typed them (bounded, in order slashQ)
-	slashUsers map[string]string
-	slashQ     []string
 	// commands are the names of the gateway's commands (SetCommands);
 	// nil until it gives them
 	commands map[string]bool
@@ -174,7 +170,7 @@ func New(cfg Config) *Adapter {
 	if cfg.MaxThreads <= 0 {
 		cfg.MaxThreads = DefaultMaxThreads
 	}
-	a := &Adapter{cfg: cfg, log: cfg.Log, health: "starting", edits: map[string]string{}, slashUsers: map[string]string{}}
+	a := &Adapter{cfg: cfg, log: cfg.Log, health: "starting", edits: map[string]string{}}
 	a.threads = newThreadSet(cfg.Threads, cfg.ThreadTTL, cfg.MaxThreads, cfg.Log)
 	a.seen = newBoundedSet(cfg.MaxThreads)
 	a.fb.shown = map[string]*shown{}
@@ -411,7 +407,7 @@ func (a *Adapter) handle(ctx context.Context, sink adapters.Sink, ev slackevents
 	if ev.Type != slackevents.CallbackEvent {
 		return true
 	}
-	m, ok := a.translate(ev.InnerEvent.Data)
+	m, ok := a.translate(ctx, ev.InnerEvent.Data)
 	if !ok {
 		return true
 	}

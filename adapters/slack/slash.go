@@ -32,12 +32,11 @@ const (
 const Umbrella = "/herald"
 
 // slashIDPrefix marks the ids of messages made from slash commands,
-// which have no ts of their own: "slash:" + the trigger id.
+// which have no ts of their own: "slash:" + the user id + ":" + the
+// trigger id. The user is in the id so that whichever process sends the
+// reply (another replica, or this one after a restart) can show it to
+// that user alone; Slack's user and trigger ids hold no ":".
 const slashIDPrefix = "slash:"
-
-// maxSlashPending bounds the slash commands whose ephemeral replies are
-// remembered.
-const maxSlashPending = 1000
 
 var _ adapters.CommandMenu = (*Adapter)(nil)
 
@@ -108,7 +107,7 @@ func (a *Adapter) slashMessage(c slackapi.SlashCommand) (herald.Message, bool) {
 		name = c.UserID
 	}
 	m := herald.Message{
-		ID:   slashIDPrefix + c.TriggerID,
+		ID:   slashIDPrefix + c.UserID + ":" + c.TriggerID,
 		Text: a.slashText(c.Command, c.Text),
 		Source: herald.Source{
 			Platform: herald.PlatformSlack, ChatID: c.ChannelID, ChatType: chatTypeOf("", c.ChannelID),
@@ -118,30 +117,22 @@ func (a *Adapter) slashMessage(c slackapi.SlashCommand) (herald.Message, bool) {
 		Mentioned: true,
 		Received:  time.Now(),
 	}
-	if a.cfg.SlashReplies == SlashEphemeral {
-		a.mu.Lock()
-		if _, ok := a.slashUsers[m.ID]; !ok {
-			a.slashQ = append(a.slashQ, m.ID)
-			if len(a.slashQ) > maxSlashPending {
-				delete(a.slashUsers, a.slashQ[0])
-				a.slashQ = a.slashQ[1:]
-			}
-		}
-		a.slashUsers[m.ID] = c.UserID
-		a.mu.Unlock()
-	}
 	return m, true
 }
 
 // ephemeralUser is the user a reply caused by message id is shown to
-// alone, or "" when it goes to the channel.
+// alone, or "" when it goes to the channel. It reads the id only, so it
+// answers alike in every process.
 func (a *Adapter) ephemeralUser(cause string) string {
-	if !strings.HasPrefix(cause, slashIDPrefix) {
+	rest, ok := strings.CutPrefix(cause, slashIDPrefix)
+	if !ok || a.cfg.SlashReplies != SlashEphemeral {
 		return ""
 	}
-	a.mu.Lock()
-	defer a.mu.Unlock()
-	return a.slashUsers[cause]
+	user, _, ok := strings.Cut(rest, ":")
+	if !ok {
+		return ""
+	}
+	return user
 }
 
 // handleSlash hands a slash command to the sink. Like handle, it reports

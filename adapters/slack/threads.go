@@ -19,6 +19,7 @@ import (
 // ThreadStore keeps small values across restarts; *sessions.Store (its kv
 // table) implements it.
 type ThreadStore interface {
+	KV(ctx context.Context, key string) (string, bool, error)
 	KVWithPrefix(ctx context.Context, prefix string) (map[string]string, error)
 	SetKV(ctx context.Context, key, value string) error
 	DeleteKV(ctx context.Context, keys ...string) error
@@ -65,11 +66,42 @@ func newThreadSet(store ThreadStore, ttl time.Duration, max int, log *slog.Logge
 }
 
 // has reports whether the bot took part in the thread within the TTL.
-func (s *threadSet) has(k string) bool {
+// What this process does not know it asks the store: with several
+// replicas on one store, another replica may have posted in the thread
+// since this one loaded it. A store that cannot answer is a "no" (the
+// follow-up then needs a mention).
+func (s *threadSet) has(ctx context.Context, k string) bool {
 	s.mu.Lock()
-	defer s.mu.Unlock()
 	t, ok := s.last[k]
-	return ok && time.Since(t) < s.ttl
+	s.mu.Unlock()
+	if ok && time.Since(t) < s.ttl {
+		return true
+	}
+	if s.store == nil {
+		return false
+	}
+	v, ok, err := s.store.KV(ctx, threadKeyPrefix+k)
+	if err != nil {
+		s.log.Debug("could not read a slack thread from the store", "thread", k, "err", err)
+		return false
+	}
+	ms, perr := strconv.ParseInt(v, 10, 64)
+	if !ok || perr != nil {
+		return false
+	}
+	t = time.UnixMilli(ms)
+	if time.Since(t) >= s.ttl {
+		return false
+	}
+	s.mu.Lock()
+	if t.After(s.last[k]) {
+		s.last[k] = t
+	}
+	s.saved[k] = t
+	evicted := s.evictLocked()
+	s.mu.Unlock()
+	s.forget(ctx, evicted)
+	return true
 }
 
 // add records activity in a thread now, and stores it unless the store

@@ -5,6 +5,7 @@ package slack
 // mention and Slack's escaping, and the files shared with it (files.go).
 
 import (
+	"context"
 	"regexp"
 	"strings"
 	"time"
@@ -19,7 +20,7 @@ import (
 // a person; edits, deletes, joins, bot messages and the rest are ignored.
 var acceptedSubtypes = map[string]bool{"": true, "thread_broadcast": true, "file_share": true}
 
-func (a *Adapter) translate(data any) (herald.Message, bool) {
+func (a *Adapter) translate(ctx context.Context, data any) (herald.Message, bool) {
 	var (
 		user, text, ts, threadTS, channel, channelType, botID string
 		mentioned                                             bool
@@ -59,7 +60,7 @@ func (a *Adapter) translate(data any) (herald.Message, bool) {
 		if thread == "" {
 			// answer a top-level channel message in a thread under it
 			thread = ts
-		} else if a.threads.has(channel + "/" + thread) {
+		} else if a.threads.has(ctx, channel+"/"+thread) {
 			// a reply in a thread the bot took part in counts as a reply
 			// to the bot
 			mentioned = true

@@ -338,7 +338,9 @@ func (s *Server) Identifies() int {
 }
 
 // LastIdentify is the d object of the last IDENTIFY answered with READY
-// (token, intents, properties…).
+// (token, intents, properties, shard…). An IDENTIFY whose shard is not
+// [id, count] with 0 <= id < count is closed with 4010, as Discord does;
+// the fake sends every event to the one connection whatever its shard.
 func (s *Server) LastIdentify() json.RawMessage {
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -577,12 +579,17 @@ func (s *Server) tokenOK(tok string) bool {
 func (s *Server) identify(c *conn, raw json.RawMessage) bool {
 	var d struct {
 		Token string `json:"token"`
+		Shard []int  `json:"shard"`
 	}
 	json.Unmarshal(raw, &d)
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if !s.tokenOK(d.Token) {
 		c.closeWith(4004, "Authentication failed.")
+		return false
+	}
+	if d.Shard != nil && (len(d.Shard) != 2 || d.Shard[1] < 1 || d.Shard[0] < 0 || d.Shard[0] >= d.Shard[1]) {
+		c.closeWith(4010, "Invalid shard.")
 		return false
 	}
 	if s.op7 > 0 {
@@ -597,6 +604,10 @@ func (s *Server) identify(c *conn, raw json.RawMessage) bool {
 		"application": map[string]any{"id": AppID, "flags": 0},
 		"guilds":      []any{}, "private_channels": []any{},
 		"resume_gateway_url": s.GatewayURL(),
+	}
+	if d.Shard != nil {
+		// Discord echoes the shard in READY
+		ready["shard"] = d.Shard
 	}
 	if c.write(dispatch{Op: 0, Seq: s.deliveredTo, Type: "READY", Data: ready}) != nil {
 		return false
