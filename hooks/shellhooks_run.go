@@ -223,33 +223,47 @@ func (b *capBuffer) Write(p []byte) (int, error) {
 
 // shellEnvelope is Hermes' stdin for shell hooks, keys in Hermes' order.
 type shellEnvelope struct {
-	HookEventName string          `json:"hook_event_name"`
-	ToolName      *string         `json:"tool_name"`
-	ToolInput     json.RawMessage `json:"tool_input"`
-	SessionID     string          `json:"session_id"`
-	Cwd           string          `json:"cwd"`
-	Extra         map[string]any  `json:"extra"`
+	HookEventName string                     `json:"hook_event_name"`
+	ToolName      *string                    `json:"tool_name"`
+	ToolInput     json.RawMessage            `json:"tool_input"`
+	SessionID     string                     `json:"session_id"`
+	Cwd           string                     `json:"cwd"`
+	Extra         map[string]json.RawMessage `json:"extra"`
 }
 
 // ShellPayload builds Hermes' stdin for an event: tool_name, args (as
 // tool_input, null unless an object) and session_id (falling back to
 // parent_session_id) lifted out of the payload, everything else under
-// extra.
+// extra. The payload's fields are carried as encoded, never decoded and
+// encoded again.
 func ShellPayload(event string, payload any) ([]byte, error) {
-	kw, err := payloadMap(payload)
+	b, err := Context(payload)
 	if err != nil {
 		return nil, err
 	}
-	env := shellEnvelope{HookEventName: event, ToolInput: json.RawMessage("null"), Extra: map[string]any{}}
-	if tn, ok := kw["tool_name"].(string); ok {
+	var kw map[string]json.RawMessage
+	if err := json.Unmarshal(b, &kw); err != nil {
+		return nil, err
+	}
+	env := shellEnvelope{HookEventName: event, ToolInput: json.RawMessage("null"), Extra: make(map[string]json.RawMessage, len(kw))}
+	str := func(key string) (string, bool) {
+		raw := kw[key]
+		if len(raw) == 0 || raw[0] != '"' {
+			return "", false
+		}
+		var v string
+		err := json.Unmarshal(raw, &v)
+		return v, err == nil
+	}
+	if tn, ok := str("tool_name"); ok {
 		env.ToolName = &tn
 	}
-	if args, ok := kw["args"].(map[string]any); ok {
-		env.ToolInput, _ = json.Marshal(args)
+	if args := kw["args"]; len(args) > 0 && args[0] == '{' {
+		env.ToolInput = args
 	}
-	sid, _ := kw["session_id"].(string)
+	sid, _ := str("session_id")
 	if sid == "" {
-		sid, _ = kw["parent_session_id"].(string)
+		sid, _ = str("parent_session_id")
 	}
 	env.SessionID = sid
 	env.Cwd = workingDir()
