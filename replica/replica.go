@@ -48,8 +48,8 @@ type Config struct {
 	Log       *slog.Logger
 }
 
-// Coordinator implements gateway.Coordinator on PostgreSQL, and leads cron
-// (Leader). It lives as long as the context given to Open: once that ends
+// Coordinator implements gateway.Coordinator on PostgreSQL, and elects
+// leaders: cron's (Leader), and others by name (LeaderFor). It lives as long as the context given to Open: once that ends
 // it does nothing more and answers every call with ErrStopped, leaving
 // its leases to expire, as a replica that died would.
 type Coordinator struct {
