@@ -102,6 +102,11 @@ func TestReplicasPollTelegramOneAtATime(t *testing.T) {
 			t.Fatalf("getUpdates calls per replica %v, %v when r%d stopped; only r%d polls after it", after, stopped, first, next)
 		}
 	}
+	// the first message was not answered again meanwhile (its chat's
+	// second message came after it)
+	if n := answersWith(tg, "re: first"); n != 1 {
+		t.Fatalf("%q answered %d times", "re: first", n)
+	}
 }
 
 // waitOnePoller waits until exactly one of gws reports Telegram
@@ -152,27 +157,28 @@ func waitOnePoller(t *testing.T, ctx context.Context, gws []*cmdtest.Gateway) in
 // sent on the fake Telegram, and checks it was sent once.
 func waitAnsweredOnce(t *testing.T, ctx context.Context, tg *telegramtest.Server, want string) {
 	t.Helper()
-	answers := func() int {
-		last := map[string]string{} // message id → its last text
-		for _, m := range []string{"sendMessage", "editMessageText"} {
-			for _, c := range tg.Calls(m) {
-				last[c.MessageID] = c.Text
-			}
-		}
-		n := 0
-		for _, text := range last {
-			if strings.Contains(text, want) {
-				n++
-			}
-		}
-		return n
-	}
-	if err := tg.Wait(ctx, func() bool { return answers() > 0 }); err != nil {
+	if err := tg.Wait(ctx, func() bool { return answersWith(tg, want) > 0 }); err != nil {
 		t.Fatalf("%q never answered: %v", want, err)
 	}
-	// the turn is done once the message is answered; a second answer
-	// would come from a second turn, which the message id's claim refuses
-	if n := answers(); n != 1 {
+	if n := answersWith(tg, want); n != 1 {
 		t.Fatalf("%q answered %d times", want, n)
 	}
+}
+
+// answersWith counts the messages sent on the fake Telegram whose last
+// text (after edits) has want.
+func answersWith(tg *telegramtest.Server, want string) int {
+	last := map[string]string{} // message id → its last text
+	for _, m := range []string{"sendMessage", "editMessageText"} {
+		for _, c := range tg.Calls(m) {
+			last[c.MessageID] = c.Text
+		}
+	}
+	n := 0
+	for _, text := range last {
+		if strings.Contains(text, want) {
+			n++
+		}
+	}
+	return n
 }
