@@ -88,12 +88,13 @@ func TestReplicasPollTelegramOneAtATime(t *testing.T) {
 	if code := gws[first].Stop(); code != 0 {
 		t.Fatalf("r%d exited with %d", first, code)
 	}
-	stopped := counts()
+	stopped, stoppedAt := counts(), time.Now()
 	rest := slices.Delete(slices.Clone(gws), first, first+1)
 	next := waitOnePoller(t, ctx, rest)
 	if next >= first {
 		next++
 	}
+	t.Logf("r%d polled (%v getUpdates calls); r%d took over %s after r%d stopped", first, stopped, next, time.Since(stoppedAt).Round(time.Millisecond), first)
 	tg.DM(42, "alice", "second")
 	waitAnsweredOnce(t, ctx, tg, "re: second")
 	after := counts()
