@@ -151,12 +151,20 @@ func (e *env) gateway(ctx context.Context, args []string) error {
 	// the platforms people talk on (api and runs live on local's listener)
 	talkedOn := map[herald.Platform]bool{loc.Platform(): true}
 	a.late = &lateGateway{}
+	// replicas coordinate through the store's PostgreSQL; some platforms
+	// connect on one replica at a time
+	coord, closeCoord, err := openReplica(a)
+	if err != nil {
+		return err
+	}
+	defer closeCoord()
 	for _, b := range platformBuilders {
 		ad, ok, err := b(a)
 		if err != nil {
 			return err
 		}
 		if ok {
+			ad = leadTelegramPolling(a, coord, ad)
 			ads = append(ads, ad)
 			talkedOn[ad.Platform()] = true
 		}
@@ -170,11 +178,6 @@ func (e *env) gateway(ctx context.Context, args []string) error {
 	gcfg := gatewayConfig(a, ads)
 	allFailed := watchPlatforms(e, talkedOn, cancel)
 	gcfg.PlatformFailed = allFailed.failed
-	coord, closeCoord, err := openReplica(a)
-	if err != nil {
-		return err
-	}
-	defer closeCoord()
 	if coord != nil {
 		gcfg.Coordinator = coord
 	}

@@ -3,7 +3,8 @@ package cmd
 // replicas.go: a gateway that is one of several replicas. When its store
 // is PostgreSQL (store: in config.yaml, or HERALD_DATABASE_URL), the
 // gateway coordinates through that database (package replica): chat leases
-// and queues, inbound dedup, approvals and the cron leader, under the
+// and queues, inbound dedup, approvals, the cron leader and Telegram's
+// long-polling leader (platform_telegram.go), under the
 // store's replica id (replica_id:, HERALD_REPLICA_ID).
 // HERALD_REPLICA_LEASE_TTL and HERALD_REPLICA_POLL tune it (docs/scale.md).
 

@@ -129,6 +129,9 @@ type ReplicaStatus struct {
 	ID string `json:"id"`
 	// CronLeader is set while this replica runs the cron scheduler.
 	CronLeader bool `json:"cron_leader"`
+	// Leads names every leadership this replica holds ("cron",
+	// "telegram-polling": it long-polls Telegram for all replicas).
+	Leads []string `json:"leads,omitempty"`
 	// Leases is how many chats this replica holds; AllLeases how many all
 	// replicas do.
 	Leases    int    `json:"leases"`

@@ -2,10 +2,7 @@ package replica
 
 import (
 	"context"
-	"database/sql"
 	"fmt"
-	"log/slog"
-	"os"
 	"path/filepath"
 	"sync"
 	"testing"
@@ -60,29 +57,9 @@ func TestCronRunsOnceOnTheLeader(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	for i := range 3 {
 		name := fmt.Sprintf("r%d", i)
-		db, err := sql.Open("pgx", url)
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer db.Close()
-		life, kill := context.WithCancel(context.Background())
-		defer kill()
-		cfg := testConfig
-		cfg.ID = name
-		// the leader's connection check may take up to a lease: long
-		// enough that a loaded machine does not drop a live leader
-		cfg.LeaseTTL, cfg.RenewEvery = 20*time.Second, time.Second
-		var log *slog.Logger
-		if os.Getenv("REPLICA_DEBUG") != "" {
-			log = slog.New(slog.NewTextHandler(os.Stderr, nil)).With("test", name)
-			cfg.Log = log
-		}
-		c, err := Open(life, db, cfg)
-		if err != nil {
-			t.Fatal(err)
-		}
+		c, kill := openLeaderCoord(t, url, name)
 		coords[name], kills[name] = c, kill
-		s := cron.New(cron.Config{Jobs: cron.NewJobs(st, time.UTC, nil), Tick: tick, Leader: c.Leader(), Log: log,
+		s := cron.New(cron.Config{Jobs: cron.NewJobs(st, time.UTC, nil), Tick: tick, Leader: c.Leader(), Log: c.cfg.Log,
 			Agent: &agent.Agent{Model: cronModel{name, runs}, Tools: agent.NewTools()}})
 		ended[name] = make(chan struct{})
 		wg.Add(1)
@@ -94,7 +71,7 @@ func TestCronRunsOnceOnTheLeader(t *testing.T) {
 	}
 	leaders := func() (out []string) {
 		for name, c := range coords {
-			if c.leading.Load() {
+			if c.Leader().Leading() {
 				out = append(out, name)
 			}
 		}

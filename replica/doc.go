@@ -30,7 +30,9 @@
 //   - The cron leader holds pg_try_advisory_lock on a connection of its
 //     own, checked every tick; the others try every tick, so a lost leader
 //     (its connection gone) is replaced within one tick. cron's claim rows
-//     still keep each slot to one run.
+//     still keep each slot to one run. LeaderFor(name) elects a leader
+//     the same way for another purpose, on a lock of its own keyed by the
+//     name ("telegram-polling": the one replica that long-polls Telegram).
 //
 // Failure: a Coordinator lives as long as the context given to Open. Once
 // that ends it makes no more changes (every call returns ErrStopped) and

@@ -1,22 +1,76 @@
 package replica
 
-// leader.go: the cron leader. The replica whose own connection holds the
-// session-level advisory lock cronLockKey runs the scheduler; the lock
-// goes with the connection, so a replica that dies (or whose connection
-// breaks) loses it, and another's next try, within one tick, takes it.
+// leader.go: leaders, one replica at a time for a purpose. The replica
+// whose own connection holds the purpose's session-level advisory lock
+// leads it: cron (cronLockKey) runs the scheduler, "telegram-polling"
+// long-polls Telegram. The lock goes with the connection, so a replica that
+// dies (or whose connection breaks) loses it, and another's next try,
+// within one interval, takes it.
 
 import (
 	"context"
+	"hash/fnv"
+	"slices"
+	"sync/atomic"
 	"time"
 
 	"github.com/jackc/pgx/v5"
 )
 
-// Leader elects the cron scheduler's replica (cron.Leader).
-type Leader struct{ c *Coordinator }
+// CronLeader is the name of the cron scheduler's leadership.
+const CronLeader = "cron"
+
+// Leader elects the replica that leads one purpose (cron.Leader).
+type Leader struct {
+	c       *Coordinator
+	name    string
+	key     int64
+	leading atomic.Bool
+}
 
 // Leader returns the cron leader election of this replica.
-func (c *Coordinator) Leader() *Leader { return &Leader{c: c} }
+func (c *Coordinator) Leader() *Leader { return c.LeaderFor(CronLeader) }
+
+// LeaderFor returns this replica's election for the purpose name, the
+// same one for every call with that name. Its lock key is derived from
+// the name; cron's is cronLockKey.
+func (c *Coordinator) LeaderFor(name string) *Leader {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if l, ok := c.leaders[name]; ok {
+		return l
+	}
+	l := &Leader{c: c, name: name, key: lockKey(name)}
+	c.leaders[name] = l
+	return l
+}
+
+// lockKey is the advisory lock key of the leadership name.
+func lockKey(name string) int64 {
+	if name == CronLeader {
+		return cronLockKey
+	}
+	h := fnv.New64a()
+	h.Write([]byte("herald leader " + name))
+	return int64(h.Sum64())
+}
+
+// Leading reports whether this replica leads now.
+func (l *Leader) Leading() bool { return l.leading.Load() }
+
+// leads lists the leaderships this replica holds, sorted.
+func (c *Coordinator) leads() []string {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	var out []string
+	for name, l := range c.leaders {
+		if l.leading.Load() {
+			out = append(out, name)
+		}
+	}
+	slices.Sort(out)
+	return out
+}
 
 // Lead tries for the lock every interval until it gets it or ctx ends;
 // lost is closed when leadership ends: ctx ended, the connection failed
@@ -60,14 +114,14 @@ func (l *Leader) try(ctx context.Context, every time.Duration) (lost chan struct
 		sent := false
 		err := onOwnConn(hctx, l.c.db, func(pc *pgx.Conn) error {
 			var got bool
-			if err := pc.QueryRow(hctx, `SELECT pg_try_advisory_lock($1)`, cronLockKey).Scan(&got); err != nil || !got {
+			if err := pc.QueryRow(hctx, `SELECT pg_try_advisory_lock($1)`, l.key).Scan(&got); err != nil || !got {
 				return err
 			}
-			l.c.leading.Store(true)
-			defer l.c.leading.Store(false)
+			l.leading.Store(true)
+			defer l.leading.Store(false)
 			sent = true
 			won <- true
-			l.c.log.Info("leading cron")
+			l.c.log.Info("leading", "lead", l.name)
 			return l.hold(hctx, pc, every)
 		})
 		if !sent {
@@ -75,7 +129,7 @@ func (l *Leader) try(ctx context.Context, every time.Duration) (lost chan struct
 			return
 		}
 		if hctx.Err() == nil {
-			l.c.log.Warn("lost the cron leadership", "err", err)
+			l.c.log.Warn("lost the leadership", "lead", l.name, "err", err)
 		}
 	}()
 	if <-won {

@@ -11,7 +11,6 @@ import (
 	"os"
 	"strings"
 	"sync"
-	"sync/atomic"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -49,8 +48,8 @@ type Config struct {
 	Log       *slog.Logger
 }
 
-// Coordinator implements gateway.Coordinator on PostgreSQL, and leads cron
-// (Leader). It lives as long as the context given to Open: once that ends
+// Coordinator implements gateway.Coordinator on PostgreSQL, and elects
+// leaders: cron's (Leader), and others by name (LeaderFor). It lives as long as the context given to Open: once that ends
 // it does nothing more and answers every call with ErrStopped, leaving
 // its leases to expire, as a replica that died would.
 type Coordinator struct {
@@ -59,9 +58,8 @@ type Coordinator struct {
 	log  *slog.Logger
 	life context.Context
 
-	leading atomic.Bool
-
 	mu      sync.Mutex
+	leaders map[string]*Leader                   // by name (LeaderFor)
 	waiters map[string]chan gateway.SharedAnswer // approval token → its waiter
 	// pollNow wakes the poll loop (a LISTEN connection was made again:
 	// what was said meanwhile is read from the tables)
@@ -124,8 +122,12 @@ func Open(life context.Context, db *sql.DB, cfg Config) (*Coordinator, error) {
 		return nil, err
 	}
 	return &Coordinator{db: db, cfg: cfg, log: cfg.Log.With("replica", cfg.ID), life: life,
-		waiters: map[string]chan gateway.SharedAnswer{}, pollNow: make(chan struct{}, 1)}, nil
+		waiters: map[string]chan gateway.SharedAnswer{}, leaders: map[string]*Leader{}, pollNow: make(chan struct{}, 1)}, nil
 }
+
+// PollEvery is Config.PollEvery: how often a waiting replica tries for a
+// leadership other than cron's.
+func (c *Coordinator) PollEvery() time.Duration { return c.cfg.PollEvery }
 
 // ID is the replica's id.
 func (c *Coordinator) ID() string { return c.cfg.ID }
@@ -341,7 +343,7 @@ func onOwnConn(ctx context.Context, db *sql.DB, fn func(pc *pgx.Conn) error) err
 
 // Status is what /healthz reports.
 func (c *Coordinator) Status(ctx context.Context) gateway.ReplicaStatus {
-	st := gateway.ReplicaStatus{ID: c.cfg.ID, CronLeader: c.leading.Load()}
+	st := gateway.ReplicaStatus{ID: c.cfg.ID, CronLeader: c.Leader().Leading(), Leads: c.leads()}
 	ctx, cancel, err := c.scope(ctx)
 	defer cancel()
 	if err == nil {

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"net/http"
 	"path/filepath"
+	"reflect"
 	"slices"
 	"strings"
 	"sync"
@@ -211,7 +212,7 @@ func TestHealthzReportsTheReplica(t *testing.T) {
 		t.Fatal(err)
 	}
 	want := gateway.ReplicaStatus{ID: "a", Leases: 1, AllLeases: 1}
-	if body.Replica == nil || *body.Replica != want {
+	if body.Replica == nil || !reflect.DeepEqual(*body.Replica, want) {
 		t.Fatalf("healthz replica %+v, want %+v", body.Replica, want)
 	}
 }
