@@ -10,7 +10,7 @@ import (
 
 // BenchmarkReplicas reports messages answered per second by one gateway
 // on SQLite alone, and by 1, 2 and 3 replicas coordinating on PostgreSQL
-// (each with its own SQLite session store), for the same load: 100 chats
+// and keeping their state there, for the same load: 100 chats
 // of 10 messages each, spread over the replicas, answered by the echo
 // model. scripts/bench-replicas prints the ratios.
 func BenchmarkReplicas(b *testing.B) {

@@ -2,10 +2,9 @@ package replica
 
 // cluster_test.go: gateway replicas in one test process, each a real
 // gateway.Runner behind its own local platform listener, sharing one
-// PostgreSQL for coordination. Each keeps its own SQLite session store
-// (state.db): the sessions themselves are not shared between replicas
-// until the session store runs on PostgreSQL too, so these tests check
-// who answers what, not what a chat remembers.
+// PostgreSQL for coordination and for their state, as gateways whose
+// store: names that database do. A node without a database is one
+// process on SQLite.
 
 import (
 	"bytes"
@@ -146,7 +145,10 @@ type nodeOptions struct {
 func startNode(t testing.TB, rec *recorder, name string, o nodeOptions) *node {
 	t.Helper()
 	n := &node{name: name}
-	st, err := sessions.Open(filepath.Join(t.TempDir(), "state.db"))
+	// replicas keep their state in the database they coordinate through,
+	// as a gateway does (store: postgres://…); one process, in SQLite
+	spec := sessions.Spec{Path: filepath.Join(t.TempDir(), "state.db"), URL: o.dbURL, ReplicaID: name}
+	st, err := sessions.OpenStore(context.Background(), spec)
 	if err != nil {
 		t.Fatal(err)
 	}
