@@ -6,6 +6,7 @@ import (
 	"regexp"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/heraldgw/herald/agent/agenttest"
 	"github.com/heraldgw/herald/cmd/cmdtest"
@@ -48,7 +49,17 @@ func TestStatusOfARunningGateway(t *testing.T) {
 		t.Fatalf("say: %+v", r)
 	}
 
-	code, out, errw := run(t, home, "", "status", "--json")
+	// the reply is out before the turn has ended (it still writes its log
+	// line): status is read once the gateway says no turn runs
+	var code int
+	var out, errw string
+	for deadline := time.Now().Add(30 * time.Second); ; {
+		code, out, errw = run(t, home, "", "status", "--json")
+		if !strings.Contains(out, `"running_turns": 1`) || time.Now().After(deadline) {
+			break
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
 	var st struct {
 		Running        bool              `json:"running"`
 		PID            int               `json:"pid"`
