@@ -100,6 +100,11 @@ func (a *Adapter) start(ctx context.Context, input, session string) (*run, *adap
 		return nil, nil, fail(http.StatusServiceUnavailable, "the gateway is stopping")
 	default:
 	}
+	if busy := a.byChat[src.ChatID]; busy != nil && busy.over() {
+		// it has finished and is on its way out of the indexes: a client
+		// that saw it end may start the next at once
+		a.endedLocked(busy)
+	}
 	if busy := a.byChat[src.ChatID]; busy != nil {
 		a.mu.Unlock()
 		return nil, nil, fail(http.StatusConflict, "session %q is busy with run %s; wait for it to end, or stop it", session, busy.id)
@@ -146,6 +151,10 @@ func (a *Adapter) source(ctx context.Context, session string) (herald.Source, er
 	}
 	a.mu.Lock()
 	busy := a.bySession[session]
+	if busy != nil && busy.over() {
+		a.endedLocked(busy)
+		busy = nil
+	}
 	a.mu.Unlock()
 	if busy != nil {
 		return herald.Source{}, fail(http.StatusConflict, "session %q is busy with run %s; wait for it to end, or stop it", session, busy.id)

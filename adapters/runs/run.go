@@ -503,7 +503,22 @@ func (r *run) finish(status, errText string) {
 	}
 	r.log.final = r.emitLocked("run."+status, ev)
 	r.mu.Unlock()
+	if testHookFinished != nil {
+		testHookFinished()
+	}
 	r.a.ended(r)
+}
+
+// testHookFinished, set by tests, runs between a run's final status and
+// its leaving the adapter's indexes.
+var testHookFinished func()
+
+// over reports whether the run has reached its final status (it may not
+// have left the adapter's indexes yet).
+func (r *run) over() bool {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.terminal()
 }
 
 // finishedInfo is when the run finished and its log's size (ok false

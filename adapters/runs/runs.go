@@ -288,6 +288,11 @@ func (a *Adapter) runOf(name string, k *hookKeys) *run {
 func (a *Adapter) ended(r *run) {
 	a.mu.Lock()
 	defer a.mu.Unlock()
+	a.endedLocked(r)
+}
+
+// endedLocked is ended with a.mu held.
+func (a *Adapter) endedLocked(r *run) {
 	if a.byChat[r.src.ChatID] == r {
 		delete(a.byChat, r.src.ChatID)
 		a.active.Add(-1)

@@ -478,3 +478,25 @@ func TestDeltasKeepTheirPlaceAmongHookPoints(t *testing.T) {
 		t.Fatalf("log:\n%s\nwant:\n%s", strings.Join(got, "|"), want)
 	}
 }
+
+// A client that saw a run end may start the next in its session at once,
+// even before the ended run has left the adapter's indexes.
+func TestNextRunRightAfterTheLastEnded(t *testing.T) {
+	old := herald.Source{Platform: runs.Platform, ChatID: "run-old", ChatType: herald.ChatDM, UserID: "u7", UserName: "Ann"}
+	g := newGW(t, runs.Config{Store: store{"s-old": old}})
+	id, m := g.start(`{"input":"first","session_id":"s-old"}`)
+	codes := make(chan int, 1)
+	runs.SetTestHookFinished(func() {
+		code, _ := g.call("POST", "/v1/runs", `{"input":"second","session_id":"s-old"}`)
+		codes <- code
+	})
+	t.Cleanup(func() { runs.SetTestHookFinished(nil) })
+	g.hook("agent:start", map[string]any{"platform": "runs", "chat_id": "run-old", "session_id": "s-old"})
+	g.send(m, "", "the first answer")
+	g.hook("agent:end", map[string]any{"platform": "runs", "chat_id": "run-old", "session_id": "s-old"})
+	g.resolve(m, adapters.StatusDone, "s-old")
+	g.waitStatus(id, "completed")
+	if code := <-codes; code != http.StatusAccepted {
+		t.Fatalf("POST /v1/runs right after the last run ended: %d, want 202", code)
+	}
+}
