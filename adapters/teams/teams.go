@@ -161,9 +161,12 @@ func (a *Adapter) Run(ctx context.Context, sink adapters.Sink) error {
 		a.setHealth("failed: no app id or password")
 		return &adapters.FatalError{Msg: "teams: set MICROSOFT_APP_ID and MICROSOFT_APP_PASSWORD (or platforms.teams.app_id and app_password)"}
 	}
+	// the endpoint is up before the platform says it is connected
+	remove := a.inbound.Put(a.Handler(ctx, sink))
 	a.setHealth("connected")
 	a.log.Info("teams activities served on the inbound listener", "path", InboundPath)
-	a.inbound.Serve(ctx, a.Handler(ctx, sink))
+	<-ctx.Done()
+	remove()
 	a.pending.Wait()
 	a.setHealth("stopped")
 	return nil

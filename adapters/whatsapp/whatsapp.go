@@ -178,9 +178,11 @@ func (a *Adapter) Run(ctx context.Context, sink adapters.Sink) error {
 		a.log.Warn("whatsapp: the access token could not be checked", "err", a.red.Redact(err.Error()))
 	}
 	a.windows.prune(ctx)
+	// the webhook is up before the platform says it is connected
+	defer a.inbound.Put(a.webhookHandler(ctx, sink))()
 	a.setState("connected")
 	a.log.Info("whatsapp webhook served on the inbound listener", "path", WebhookPath)
-	a.inbound.Serve(ctx, a.webhookHandler(ctx, sink))
+	<-ctx.Done()
 	return nil
 }
 
